@@ -1,0 +1,96 @@
+"""One incremental server-sent-events decoder (bytes → lines → events), shared by every wire format.
+
+It follows the WHATWG event-stream rules that matter for model APIs: lines end in ``\\n``, ``\\r\\n`` or
+``\\r`` (split anywhere across chunks, including between ``\\r`` and ``\\n``); ``data:`` lines of one event are
+joined with ``\\n``; a blank line dispatches; ``:`` starts a comment; one leading space after the colon is
+dropped; a UTF-8 BOM at the very start is ignored. Bytes are decoded per complete line, so a multi-byte
+character split across chunks is never mangled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+
+__all__ = ["SSEDecoder", "ServerSentEvent", "aiter_sse"]
+
+
+@dataclass(slots=True, frozen=True)
+class ServerSentEvent:
+    """One dispatched event: its ``event`` name (``message`` when unnamed), ``data`` and ``id``."""
+
+    event: str
+    data: str
+    id: str | None = None
+
+
+class SSEDecoder:
+    """Feed it byte chunks as they arrive; it returns the events each chunk completes."""
+
+    __slots__ = ("_buffer", "_data", "_event", "_id", "_started", "_pending_cr")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self._started = False
+        self._pending_cr = False
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """Decode ``chunk`` and return the events it completed (often none, often one)."""
+        if self._pending_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the \n of a \r\n split across two chunks
+        self._pending_cr = False
+        if not self._started and chunk:
+            self._started = True
+            chunk = chunk.removeprefix(b"\xef\xbb\xbf")
+        buffer = self._buffer + chunk if self._buffer else chunk
+        if b"\r" in buffer:
+            self._pending_cr = buffer.endswith(b"\r")
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buffer.split(b"\n")
+        self._buffer = lines.pop()
+        events: list[ServerSentEvent] = []
+        for raw in lines:
+            event = self._line(raw.decode("utf-8", errors="replace"))
+            if event is not None:
+                events.append(event)
+        return events
+
+    def flush(self) -> list[ServerSentEvent]:
+        """End of stream: dispatch a final event that was not followed by a blank line."""
+        events = self.feed(b"\n") if self._buffer else []
+        event = self._line("")
+        return [*events, event] if event is not None else events
+
+    def _line(self, line: str) -> ServerSentEvent | None:
+        if not line:
+            if not self._data and not self._event:
+                return None
+            event = ServerSentEvent(self._event or "message", "\n".join(self._data), self._id)
+            self._data = []
+            self._event = ""
+            return event
+        if line[0] == ":":
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            self._id = value
+        return None
+
+
+async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+    """Decode an async stream of byte chunks into events, flushing at the end."""
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
+    for event in decoder.flush():
+        yield event

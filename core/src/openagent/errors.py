@@ -1,0 +1,156 @@
+"""The exception hierarchy: everything openagent raises derives from `OpenAgentError`."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "ConfigError",
+    "ContextWindowExceededError",
+    "OpenAgentError",
+    "PluginError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "ServerError",
+    "SessionError",
+    "StreamError",
+    "ToolError",
+    "error_for_status",
+]
+
+
+class OpenAgentError(Exception):
+    """Root of every error openagent raises."""
+
+
+class ConfigError(OpenAgentError, ValueError):
+    """Options that cannot work: an unknown provider, a malformed model string, a bad setting."""
+
+
+class PluginError(OpenAgentError):
+    """A plugin failed to load or registered something invalid."""
+
+    def __init__(self, message: str, *, plugin: str | None = None) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+        """Name of the plugin at fault, when known."""
+
+
+class SessionError(OpenAgentError):
+    """A session store failed to read or write, or a session does not exist."""
+
+
+class ToolError(OpenAgentError):
+    """A tool could not run. Raised inside tools; the loop turns it into an error tool result."""
+
+
+class ProviderError(OpenAgentError):
+    """A model endpoint failed.
+
+    Attributes carry what the server said, so the message a user sees names the provider, the HTTP status
+    and the server's own words.
+    """
+
+    is_retryable: bool = False
+    """Whether a retry policy may try the request again (only before any output was handed on)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status_code: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.message = message
+        """The server's message, or a description of what went wrong."""
+        self.provider = provider
+        """The provider name (``openai``, ``ollama``, ``anthropic`` …)."""
+        self.status_code = status_code
+        """The HTTP status, when there was one."""
+        self.body = body
+        """The raw response body or offending stream data, for diagnosis."""
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``)."""
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        where = self.provider or "provider"
+        status = f" (HTTP {self.status_code})" if self.status_code is not None else ""
+        return f"{where}{status}: {self.message}"
+
+
+class ProviderConnectionError(ProviderError):
+    """The endpoint could not be reached, or the connection broke before any output."""
+
+    is_retryable = True
+
+
+class ProviderTimeoutError(ProviderError):
+    """The endpoint did not answer within the timeout."""
+
+    is_retryable = True
+
+
+class AuthenticationError(ProviderError):
+    """The endpoint refused the credentials (401/403)."""
+
+
+class RateLimitError(ProviderError):
+    """The endpoint asked us to slow down (429); `retry_after` says for how long when it said."""
+
+    is_retryable = True
+
+
+class BadRequestError(ProviderError):
+    """The endpoint rejected the request as malformed (400/404/422)."""
+
+
+class ContextWindowExceededError(BadRequestError):
+    """The request does not fit the model's context window."""
+
+
+class ServerError(ProviderError):
+    """The endpoint failed on its side (5xx, 529 overloaded, 408/409)."""
+
+    is_retryable = True
+
+
+class StreamError(ProviderError):
+    """The response stream was malformed: garbage data, an error event inside a 200, a truncated stream."""
+
+
+_CONTEXT_MARKERS = ("context length", "context_length", "context window", "maximum context", "too many tokens",
+                    "prompt is too long", "exceeds the context", "n_ctx")
+
+
+def error_for_status(
+    status_code: int,
+    message: str,
+    *,
+    provider: str | None = None,
+    body: str | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """Map an HTTP error status to the typed `ProviderError` subclass every wire format shares.
+
+    A 400 whose message says the prompt overflowed the context becomes `ContextWindowExceededError`, so
+    the loop can compact and retry whatever the vendor's wording.
+    """
+    cls: type[ProviderError]
+    if status_code in (401, 403):
+        cls = AuthenticationError
+    elif status_code == 429:
+        cls = RateLimitError
+    elif status_code in (408, 409) or status_code >= 500:
+        cls = ServerError
+    elif status_code in (400, 413) and any(m in message.lower() for m in _CONTEXT_MARKERS):
+        cls = ContextWindowExceededError
+    elif 400 <= status_code < 500:
+        cls = BadRequestError
+    else:
+        cls = ProviderError
+    return cls(message, provider=provider, status_code=status_code, body=body, retry_after=retry_after)

@@ -1,0 +1,181 @@
+"""The plugin manager: finds plugins through entry points and collects what they register.
+
+Plugins load on first use, not at ``import openagent``. ``OPENAGENT_PLUGINS`` limits which load (a comma
+list of entry-point names; empty means none). A plugin that fails to import or to register is reported by
+name with its error, and the others keep working.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import ConfigError
+from .hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from .models import ProviderFactory
+    from .tools import Tool
+
+__all__ = ["PluginInfo", "Registry", "get_plugin_manager", "hookimpl", "list_plugins", "load_plugins"]
+
+logger = logging.getLogger("openagent.plugins")
+ENTRY_POINT_GROUP = "openagent"
+
+
+@dataclass
+class PluginInfo:
+    """One plugin: where it came from and what it registered, or why it is broken."""
+
+    name: str
+    version: str | None = None
+    providers: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    session_stores: list[str] = field(default_factory=list)
+    retry_policies: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the plugin could not load or register; ``None`` when it works."""
+
+
+@dataclass
+class Registry:
+    """What the loaded plugins registered, by kind and name."""
+
+    manager: pluggy.PluginManager
+    plugins: dict[str, PluginInfo] = field(default_factory=dict)
+    providers: dict[str, ProviderFactory] = field(default_factory=dict)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    session_stores: dict[str, Callable[[str], Any]] = field(default_factory=dict)
+    retry_policies: dict[str, Any] = field(default_factory=dict)
+
+    def provider_factory(self, name: str) -> ProviderFactory:
+        """The factory registered under ``name``; `ConfigError` naming the installed ones otherwise."""
+        try:
+            return self.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.providers)) or "none"
+            broken = [f"{p.name} ({p.error})" for p in self.plugins.values() if p.error]
+            hint = f"; plugins that failed to load: {', '.join(broken)}" if broken else ""
+            raise ConfigError(
+                f"unknown provider {name!r}; installed providers: {known}{hint}. "
+                f'Providers come from plugins, e.g. pip install "openagent[openai]".'
+            ) from None
+
+    def session_store_factory(self, scheme: str) -> Callable[[str], Any]:
+        """The session-store factory for a URL scheme; `ConfigError` naming the installed ones otherwise."""
+        try:
+            return self.session_stores[scheme]
+        except KeyError:
+            known = ", ".join(sorted(self.session_stores)) or "none"
+            raise ConfigError(f"no session store for {scheme!r} URLs; installed: {known}") from None
+
+    # -- registration ---------------------------------------------------------------------------------------
+
+    def _collect(self, name: str, plugin: object) -> None:
+        info = self.plugins[name]
+        calls: list[tuple[str, Callable[..., None]]] = [
+            ("register_providers", lambda n, f, *, aliases=(): self._add(info, "providers", [n, *aliases], f)),
+            ("register_tools", lambda t: self._add_tools(info, t)),
+            ("register_session_stores", lambda n, f: self._add(info, "session_stores", [n], f)),
+            ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
+        ]
+        for hook_name, register in calls:
+            for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+                if impl.plugin is not plugin:
+                    continue
+                try:
+                    impl.function(register=register)
+                except Exception as exc:  # a broken plugin must not take the others down
+                    info.error = f"{hook_name} failed: {type(exc).__name__}: {exc}"
+                    logger.warning("openagent plugin %r failed in %s: %s", name, hook_name, exc)
+
+    def _add(self, info: PluginInfo, kind: str, names: list[str], value: Any) -> None:
+        table: dict[str, Any] = getattr(self, kind)
+        for name in names:
+            table[name] = value
+            getattr(info, kind).append(name)
+
+    def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool]) -> None:
+        from .tools import Tool
+
+        for tool in [tools] if isinstance(tools, Tool) else list(tools):
+            self._add(info, "tools", [tool.name], tool)
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """A fresh plugin manager with openagent's hook specifications (no plugins registered)."""
+    manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+def _allowed() -> set[str] | None:
+    raw = os.environ.get("OPENAGENT_PLUGINS")
+    if raw is None:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
+    """Load the built-in plugin, the installed entry-point plugins (subject to ``OPENAGENT_PLUGINS``) and
+    ``extra`` ``(name, plugin)`` pairs, and collect what they register. Never raises for a broken plugin.
+    """  # noqa: D205
+    from . import testing
+
+    registry = Registry(manager=get_plugin_manager())
+    candidates: list[tuple[str, str | None, Callable[[], object]]] = [
+        ("openagent", None, lambda: testing),
+    ]
+    allowed = _allowed()
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if allowed is None or ep.name in allowed:
+            version = ep.dist.version if ep.dist is not None else None
+            candidates.append((ep.name, version, ep.load))
+    candidates.extend((name, None, (lambda p=plugin: p)) for name, plugin in extra)
+
+    for name, version, load in candidates:
+        info = registry.plugins[name] = PluginInfo(name=name, version=version)
+        plugin: object = None
+        try:
+            plugin = load()
+            registry.manager.register(plugin, name=name)
+            _check(registry.manager, plugin)
+        except Exception as exc:
+            info.error = f"{type(exc).__name__}: {exc}"
+            logger.warning("openagent plugin %r could not be loaded: %s", name, info.error)
+            if plugin is not None and registry.manager.is_registered(plugin):
+                registry.manager.unregister(plugin)
+            continue
+        registry._collect(name, plugin)
+    return registry
+
+
+def _check(manager: pluggy.PluginManager, plugin: object) -> None:
+    """Refuse a plugin with a hook implementation that matches no specification (a misspelled hook)."""
+    for impl in manager.get_hookcallers(plugin) or []:
+        if impl.spec is None:
+            raise ConfigError(f"hook {impl.name!r} matches no openagent hook specification (misspelled?)")
+
+
+_CACHE: dict[str | None, Registry] = {}
+
+
+def registry() -> Registry:
+    """The process-wide registry for the current ``OPENAGENT_PLUGINS`` value, loaded on first use."""
+    key = os.environ.get("OPENAGENT_PLUGINS")
+    if key not in _CACHE:
+        _CACHE[key] = load_plugins()
+    return _CACHE[key]
+
+
+def list_plugins() -> list[PluginInfo]:
+    """Every plugin found: name, version, what it registered, and the error of those that are broken."""
+    return list(registry().plugins.values())
+

@@ -1,0 +1,156 @@
+"""Sessions: tests per package, lint, types, contract, integration, fuzz, bench, record.
+
+``nox`` alone runs the default set (every package's tests, lint, types, contract, integration); ``nox -s
+bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["tests", "lint", "types", "contract", "integration"]
+
+TEST_DEPS = [
+    "pytest>=8.3",
+    "anyio[trio]>=4.4",
+    "hypothesis>=6.100",
+    "pytest-recording>=0.13.2",
+    "vcrpy>=8.2.1",
+    "coverage[toml]>=7.6",
+]
+# Debian packages a package's tests need (servers started on loopback by the tests themselves).
+APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+
+
+def _packages() -> list[str]:
+    plugins = sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+    return ["core", *plugins]
+
+
+def _path(package: str) -> Path:
+    return ROOT / ("core" if package == "core" else f"plugins/{package}")
+
+
+def _pyproject(package: str) -> dict:
+    return tomllib.loads((_path(package) / "pyproject.toml").read_text())
+
+
+def _local_deps(package: str, seen: set[str] | None = None) -> set[str]:
+    """The workspace packages ``package`` needs, itself included (so uv never looks for them on PyPI)."""
+    seen = set() if seen is None else seen
+    seen.add(package)
+    for req in _pyproject(package)["project"].get("dependencies", []):
+        name = req.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip()
+        dep = "core" if name == "openagent" else name.removeprefix("openagent-")
+        if name.startswith("openagent") and dep not in seen and _path(dep).exists():
+            _local_deps(dep, seen)
+    return seen
+
+
+def _install(session: nox.Session, *packages: str) -> None:
+    wanted: set[str] = set()
+    for package in packages:
+        wanted |= _local_deps(package)
+    args: list[str] = []
+    for package in sorted(wanted):
+        args += ["-e", str(_path(package))]
+        args += nox.project.dependency_groups(_pyproject(package), "test") if "dependency-groups" in _pyproject(
+            package
+        ) else []
+    session.install(*TEST_DEPS, *args)
+
+
+def _apt(session: nox.Session, packages: list[str]) -> None:
+    missing = [p for p in packages if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        session.error(f"these tests need the Debian packages {missing}; install them (sudo apt-get install)")
+    session.run("apt-get", "update", "-qq", external=True)
+    session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True)
+
+
+def _pytest(session: nox.Session, *args: str) -> None:
+    session.run("python", "-m", "pytest", *args, *session.posargs)
+
+
+@nox.session
+@nox.parametrize("package", _packages())
+def tests(session: nox.Session, package: str) -> None:
+    """One package's tests (``tests/<package>``), under asyncio and trio."""
+    _apt(session, APT.get(package, []))
+    _install(session, package)
+    folder = ROOT / "tests" / package
+    if not folder.exists():
+        session.error(f"{package} has no tests in {folder}")
+    if package == "core":
+        session.run(
+            "python", "-m", "coverage", "run", "--source=openagent", "-m", "pytest", str(folder),
+            "tests/test_public_api.py", *session.posargs,
+        )
+        session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
+    else:
+        _pytest(session, str(folder))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over everything."""
+    session.install("ruff>=0.8")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy --strict on core and on a file of typed usage."""
+    session.install("mypy>=1.13", "pytest>=8.3", "-e", "core")
+    session.run("mypy", "core/src/openagent", "tests/typed_usage.py")
+
+
+@nox.session
+def contract(session: nox.Session) -> None:
+    """The shared provider contract suite, run over every provider plugin's cassettes."""
+    providers = [p for p in _packages() if (ROOT / "tests" / p / "test_contract.py").exists()]
+    _install(session, *providers)
+    _pytest(session, *[f"tests/{p}/test_contract.py" for p in providers], "--block-network")
+
+
+@nox.session
+def integration(session: nox.Session) -> None:
+    """Real round trips against servers the tests start (llama.cpp with a PyPI-shipped model)."""
+    if not (ROOT / "tests" / "integration").exists():
+        session.skip("no integration tests yet")
+    _install(session, *[p for p in _packages() if p != "cli"])
+    _pytest(session, "tests/integration")
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Long hypothesis runs of the stream parsers (100k examples)."""
+    _install(session, *_packages())
+    session.run("python", "-m", "pytest", "tests", "-m", "fuzz", env={"OPENAGENT_FUZZ_EXAMPLES": "100000"})
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmark suite: prints a table, writes JSON and a chart under benchmarks/results/."""
+    _install(session, *[p for p in _packages() if p != "cli"])
+    session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
+    session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def record(session: nox.Session) -> None:
+    """Re-record cassettes against live servers: ``nox -s record -- --provider ollama``."""
+    _install(session, *_packages())
+    _pytest(session, "tests", "-m", "not integration", "--record-mode=rewrite")
+

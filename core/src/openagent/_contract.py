@@ -126,9 +126,7 @@ class ProviderContract:
     ) -> ModelRequest:
         """The request a test sends; override to add provider-specific settings (``extra_body``)."""
         messages: list[UserMessage | AssistantMessage] = [UserMessage(content=prompt), *history]
-        return ModelRequest(
-            self.model, messages, tools=tools or [], max_tokens=self.max_tokens, temperature=0
-        )
+        return ModelRequest(self.model, messages, tools=[*tools], max_tokens=self.max_tokens, temperature=0)
 
     @pytest.mark.anyio
     async def test_text(self, provider: Provider) -> None:

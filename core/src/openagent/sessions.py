@@ -72,3 +72,164 @@ class SessionStore(Protocol):
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key``, deep-equal and in order; ``None`` if never written."""
         ...
+
+
+def project_key_for(cwd: str | os.PathLike[str]) -> str:
+    """The default project key: the absolute working directory with every non-alphanumeric run as ``-``."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(Path(cwd).resolve())).strip("-")[:200] or "root"
+
+
+def entry_for(message: Message, session_id: str) -> dict[str, Any]:
+    """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
+    return {
+        "type": message.type,
+        "uuid": uuid_mod.uuid4().hex,
+        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "session_id": session_id,
+        "message": message.model_dump(mode="json", exclude_none=True),
+    }
+
+
+def history_from_entries(entries: Iterable[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
+    """Rebuild the model's message history from a transcript, exactly as the original run sent it.
+
+    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it.
+    """
+    history: list[UserMessage | AssistantMessage] = []
+    for entry in entries:
+        if entry.get("type") not in ("user", "assistant") or "message" not in entry:
+            continue
+        message = parse_message(entry["message"])
+        if not isinstance(message, UserMessage | AssistantMessage) or message.parent_tool_use_id:
+            continue
+        if isinstance(message, AssistantMessage) and message.stop_reason == "incomplete":
+            continue
+        history.append(message)
+    return history
+
+
+def _default_root() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("openagent", appauthor=False)) / "sessions"
+
+
+class JSONLSessionStore:
+    """One JSONL file per session under the user data directory; the default store.
+
+    Appends are flushed per batch (``durability="fsync"`` also fsyncs). One process writes a session at a
+    time, guarded by a lock file. A torn last line (a crash mid-write) is skipped on load and reported.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, durability: Literal["flush", "fsync"] = "flush"):
+        self.root = Path(root) if root is not None else _default_root()
+        self.durability = durability
+        self._seen: dict[Path, set[str]] = {}
+        self._locks: dict[Path, Any] = {}
+        self.warnings: list[str] = []
+        """Problems met while loading (torn or corrupt lines), newest last."""
+
+    def _path(self, key: SessionKey) -> Path:
+        base = self.root / key["project_key"] / key["session_id"]
+        subpath = key.get("subpath")
+        return base / f"{subpath}.jsonl" if subpath else base.with_suffix(".jsonl")
+
+    async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+        """Append ``entries``, skipping uuids already stored."""
+        path = self._path(key)
+        seen = self._seen.get(path)
+        if seen is None:
+            seen = self._seen[path] = {e["uuid"] for e in self._read(path) or [] if "uuid" in e}
+            self._lock(path)
+        fresh = [e for e in entries if e.get("uuid") not in seen or "uuid" not in e]
+        if not fresh:
+            return
+        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in fresh)
+        try:
+            if self.durability == "fsync":
+                await anyio.to_thread.run_sync(self._write, path, data, True)
+            else:
+                self._write(path, data, False)
+        except OSError as exc:
+            raise SessionError(f"cannot write session file {path}: {exc}") from exc
+        seen.update(e["uuid"] for e in fresh if "uuid" in e)
+
+    @staticmethod
+    def _write(path: Path, data: str, fsync: bool) -> None:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+
+    def _lock(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer is on the user
+            return
+        fh = path.with_suffix(".lock").open("a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise SessionError(f"session {path.stem} is being written by another process") from None
+        self._locks[path] = fh
+
+    async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """Every entry of the session, in order; ``None`` when it was never written."""
+        return self._read(self._path(key))
+
+    def _read(self, path: Path) -> list[dict[str, Any]] | None:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SessionError(f"cannot read session file {path}: {exc}") from exc
+        entries: list[dict[str, Any]] = []
+        lines = raw.split(b"\n")
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                torn = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
+                what = "torn last line (an interrupted write)" if torn else "corrupt line"
+                message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
+                self.warnings.append(message)
+                logger.warning("%s", message)
+        return entries
+
+    async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
+        """Sessions of a project with their last modification time (epoch ms)."""
+        folder = self.root / project_key
+        if not folder.is_dir():
+            return []
+        return [
+            {"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in folder.glob("*.jsonl")
+        ]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
+        path = self._path(key)
+        path.unlink(missing_ok=True)
+        self._seen.pop(path, None)
+        if "subpath" not in key:
+            import shutil
+
+            shutil.rmtree(path.with_suffix(""), ignore_errors=True)
+            path.with_suffix(".lock").unlink(missing_ok=True)
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The subpaths stored under a session (subagent transcripts)."""
+        folder = self.root / key["project_key"] / key["session_id"]
+        return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
+
+    async def aclose(self) -> None:
+        """Release the session locks this store holds."""
+        for fh in self._locks.values():
+            fh.close()
+        self._locks.clear()
+        self._seen.clear()

@@ -30,7 +30,8 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    # defer_build: schemas are built on first use, not at import (keeps `import openagent` fast)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Usage(_Model):
@@ -203,11 +204,14 @@ Message: TypeAlias = Annotated[
 ]
 """Any message a run yields, discriminated by ``type``."""
 
-_MESSAGE_ADAPTER: TypeAdapter[Message] = TypeAdapter(Message)
+_adapter: TypeAdapter[Message] | None = None
 
 
 def parse_message(data: dict[str, Any] | str | bytes) -> Message:
     """Rebuild a message from its JSON form (a dict, or JSON text)."""
+    global _adapter
+    if _adapter is None:  # built on first use: schema building is the slow part of importing pydantic
+        _adapter = TypeAdapter(Message)
     if isinstance(data, dict):
-        return _MESSAGE_ADAPTER.validate_python(data)
-    return _MESSAGE_ADAPTER.validate_json(data)
+        return _adapter.validate_python(data)
+    return _adapter.validate_json(data)

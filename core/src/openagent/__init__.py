@@ -1,0 +1,73 @@
+"""openagent: the Claude Agent SDK's programming model (query, Client, tools, hooks, sessions) on any model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .client import Client
+from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
+from .hooks import HookContext, HookMatcher
+from .hookspecs import hookimpl
+from .options import AgentOptions
+from .permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from .query import RunResult, query, run, run_sync
+from .tools import Tool, ToolContext, tool
+from .types import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    Usage,
+    UserMessage,
+)
+
+__all__ = [
+    "AgentOptions",
+    "AssistantMessage",
+    "Client",
+    "ConfigError",
+    "ContentBlock",
+    "HookContext",
+    "HookMatcher",
+    "Message",
+    "OpenAgentError",
+    "PermissionResultAllow",
+    "PermissionResultDeny",
+    "ProviderError",
+    "ResultMessage",
+    "RunResult",
+    "SessionError",
+    "StreamEvent",
+    "SystemMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolPermissionContext",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "ToolUseError",
+    "Usage",
+    "UserMessage",
+    "hookimpl",
+    "query",
+    "run",
+    "run_sync",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read lazily: importlib.metadata is slow to import
+        from importlib.metadata import version
+
+        return version("openagent")
+    raise AttributeError(f"module 'openagent' has no attribute {name!r}")

@@ -1,0 +1,638 @@
+"""The agent loop: model turn → tool calls → tool results → model turn … → result.
+
+This is the one place where turns, streaming, tool execution, hooks, permissions, retries and session
+persistence meet. `Conversation` holds the state that outlives one prompt (history, session, usage);
+`Conversation.run` drives one prompt to its `ResultMessage`. Read `Conversation.run` top to bottom.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anyio
+
+from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, StreamError
+from .hooks import run_hooks
+from .models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolCallDelta
+from .models import ToolCallStart, split_model
+from .options import AgentOptions
+from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
+from .plugins import registry
+from .retry import RetryPolicy, StaminaRetry
+from .sessions import JSONLSessionStore, SessionKey, SessionStore, entry_for, history_from_entries
+from .sessions import project_key_for
+from .tools import Tool, ToolContext, tool
+from .types import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["Conversation"]
+
+logger = logging.getLogger("openagent.loop")
+
+_TEXT, _THINKING, _TOOL = 0, 1, 2
+
+
+class _Turn:
+    """Accumulates one streamed model turn into content blocks (and, optionally, Anthropic-shaped events)."""
+
+    __slots__ = ("blocks", "by_index", "kind", "parts", "signature", "stop", "usage", "partial")
+
+    def __init__(self, partial: bool) -> None:
+        self.blocks: list[list[Any]] = []  # [kind, parts, meta] per content block, in arrival order
+        self.by_index: dict[int, list[Any]] = {}  # provider tool-call index → its block
+        self.kind = -1
+        self.parts: list[str] = []
+        self.stop: Stop | None = None
+        self.usage: Usage | None = None
+        self.partial = partial
+
+    def _open(self, kind: int, meta: Any) -> list[Any]:
+        block = [kind, [], meta]
+        self.blocks.append(block)
+        self.kind, self.parts = kind, block[1]
+        return block
+
+    def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
+        """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
+        out: list[dict[str, Any]] = []
+        cls = type(event)
+        if cls is TextDelta:
+            if self.kind != _TEXT:
+                self._close(out)
+                self._open(_TEXT, None)
+                if self.partial:
+                    out.append(self._start({"type": "text", "text": ""}))
+            self.parts.append(event.text)  # type: ignore[union-attr]
+            if self.partial:
+                out.append(self._delta({"type": "text_delta", "text": event.text}))  # type: ignore[union-attr]
+        elif cls is ThinkingDelta:
+            assert isinstance(event, ThinkingDelta)
+            if self.kind != _THINKING:
+                self._close(out)
+                self._open(_THINKING, [])
+                if self.partial:
+                    out.append(self._start({"type": "thinking", "thinking": "", "signature": ""}))
+            if event.thinking:
+                self.parts.append(event.thinking)
+                if self.partial:
+                    out.append(self._delta({"type": "thinking_delta", "thinking": event.thinking}))
+            if event.signature:
+                self.blocks[-1][2].append(event.signature)
+                if self.partial:
+                    out.append(self._delta({"type": "signature_delta", "signature": event.signature}))
+        elif cls is ToolCallStart:
+            assert isinstance(event, ToolCallStart)
+            self._close(out)
+            self.by_index[event.index] = self._open(_TOOL, (event.id, event.name))
+            if self.partial:
+                out.append(self._start({"type": "tool_use", "id": event.id, "name": event.name, "input": {}}))
+        elif cls is ToolCallDelta:
+            assert isinstance(event, ToolCallDelta)
+            block = self.by_index.get(event.index)
+            if block is None:  # arguments before any start: keep them visible rather than drop them
+                block = self.by_index[event.index] = self._open(_TOOL, (f"call_{uuid.uuid4().hex[:12]}", ""))
+            block[1].append(event.arguments)
+            if self.partial:
+                index = self.blocks.index(block)
+                delta = {"type": "input_json_delta", "partial_json": event.arguments}
+                out.append({"type": "content_block_delta", "index": index, "delta": delta})
+        elif cls is Usage:
+            self.usage = event if self.usage is None else self.usage.merge(event)  # type: ignore[arg-type]
+        elif cls is Stop:
+            self.stop = event  # type: ignore[assignment]
+            self._close(out)
+        return out
+
+    def _start(self, block: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_start", "index": len(self.blocks) - 1, "content_block": block}
+
+    def _delta(self, delta: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": len(self.blocks) - 1, "delta": delta}
+
+    def _close(self, out: list[dict[str, Any]]) -> None:
+        if self.partial and self.kind != -1:
+            out.append({"type": "content_block_stop", "index": len(self.blocks) - 1})
+        self.kind = -1
+
+    def content(self) -> list[ContentBlock]:
+        """The finished blocks; tool calls whose arguments are not a JSON object become `ToolUseError`."""
+        content: list[ContentBlock] = []
+        for kind, parts, meta in self.blocks:
+            if kind == _TEXT:
+                if text := "".join(parts):
+                    content.append(TextBlock(text=text))
+            elif kind == _THINKING:
+                content.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
+            else:
+                content.append(_tool_block(meta[0], meta[1], "".join(parts)))
+        return content
+
+
+def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:
+    if not name:
+        return ToolUseError(id=call_id, name=name, error="the tool call has no tool name", raw_data=raw)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        error = f"the arguments are not valid JSON ({exc}); send a JSON object matching the tool's schema"
+        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
+    if not isinstance(arguments, dict):
+        error = f"the arguments must be a JSON object, not {type(arguments).__name__}"
+        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
+    return ToolUseBlock(id=call_id, name=name, input=arguments)
+
+
+def _as_tool(item: Any) -> Tool:
+    if isinstance(item, Tool):
+        return item
+    if isinstance(item, str):
+        tools = registry().tools
+        if item not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise ConfigError(f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')")
+        return tools[item]
+    if isinstance(item, Mapping):
+        schema = item.get("input_schema") or item.get("parameters") or {"type": "object", "properties": {}}
+        return Tool(name=item["name"], description=item.get("description", ""), input_schema=dict(schema))
+    if callable(item):
+        return tool(item)
+    raise ConfigError(f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict")
+
+
+def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
+    """The provider instance for the options' model, and the model name to send."""
+    model = options.resolved_model()
+    if not isinstance(model, str):
+        return model, str(getattr(model, "model", type(model).__name__))
+    name, model_name = split_model(model)
+    factory = registry().provider_factory(name)
+    return factory(model_name, base_url=options.base_url, api_key=options.api_key), model_name
+
+
+def _retry_policy(options: AgentOptions) -> RetryPolicy:
+    if options.retry is None:
+        return StaminaRetry()
+    if isinstance(options.retry, str):
+        policies = registry().retry_policies
+        if options.retry not in policies:
+            raise ConfigError(f"unknown retry policy {options.retry!r}; installed: {', '.join(policies) or 'none'}")
+        return policies[options.retry]  # type: ignore[no-any-return]
+    return options.retry
+
+
+def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
+    if isinstance(prompt, UserMessage):
+        return prompt
+    if isinstance(prompt, str):
+        return UserMessage(content=prompt)
+    message = prompt.get("message", prompt)  # the Claude streaming-input form {"type": "user", "message": {...}}
+    return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
+
+
+def _final_text(message: AssistantMessage | None) -> str:
+    if message is None:
+        return ""
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+class Conversation:
+    """A conversation with a model: history, session and totals that outlive one prompt.
+
+    `query()` runs one and closes it; `Client` keeps one open across prompts.
+    """
+
+    def __init__(self, options: AgentOptions) -> None:
+        self.options = options
+        self.history: list[UserMessage | AssistantMessage] = []
+        self.usage = Usage()
+        self.total_cost_usd: float | None = None
+        self.session_id: str = options.session_id or str(uuid.uuid4())
+        self.cwd = options.resolved_cwd()
+        self.provider, self.model = resolve_provider(options)
+        self.tools: dict[str, Tool] = {t.name: t for t in map(_as_tool, options.tools)}
+        self._retry = _retry_policy(options)
+        self._store: SessionStore | None = None
+        self._key: SessionKey | None = None
+        self._started = False
+        self._interrupted = False
+        self._scope: anyio.CancelScope | None = None
+        self._pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
+        self._answers: list[ToolResultBlock] = []
+
+    # -- sessions ---------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the session store and rebuild history when resuming (idempotent)."""
+        if self._started:
+            return
+        self._started = True
+        opts = self.options
+        if not opts.persist_session:
+            return
+        self._store = self._open_store()
+        project = project_key_for(self.cwd)
+        source = opts.resume
+        if source is None and opts.continue_conversation and hasattr(self._store, "list_sessions"):
+            sessions = await self._store.list_sessions(project)
+            source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
+        if source is not None:
+            entries = await self._store.load({"project_key": project, "session_id": source})
+            if entries is None:
+                raise SessionError(f"no session {source!r} in project {project!r} to resume")
+            self.history = history_from_entries(entries)
+            if not opts.fork_session:
+                self.session_id = source
+            else:
+                await self._store.append({"project_key": project, "session_id": self.session_id}, entries)
+        self._key = {"project_key": project, "session_id": self.session_id}
+
+    def _open_store(self) -> SessionStore:
+        store = self.options.session_store
+        if store is None:
+            return JSONLSessionStore()
+        if isinstance(store, str):
+            scheme = store.partition("://")[0].split("+")[0]
+            return registry().session_store_factory(scheme)(store)  # type: ignore[no-any-return]
+        return store
+
+    async def _persist(self, *messages: Message) -> None:
+        if self._store is not None and self._key is not None:
+            await self._store.append(self._key, [entry_for(m, self.session_id) for m in messages])
+
+    async def aclose(self) -> None:
+        """Close what the conversation opened (the default store's session lock, the provider)."""
+        await run_hooks(self.options.hooks, "SessionEnd", self._hook_input())
+        store, self._store = self._store, None
+        if isinstance(self.options.session_store, str | None):  # we made it, we close it
+            await _maybe_close(store)
+        if isinstance(self.options.model, str | None):  # a provider instance belongs to the caller
+            await _maybe_close(self.provider)
+
+    # -- control from other tasks ------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop the turn in flight as soon as possible (within one streamed chunk)."""
+        self._interrupted = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def add_tool_result(self, tool_use_id: str, content: Any, *, is_error: bool = False) -> UserMessage | None:
+        """Answer a client-side tool call; returns the message to send once every pending call is answered."""  # noqa: E501
+        if tool_use_id not in self._pending:
+            raise ConfigError(f"no client-side tool call {tool_use_id!r} is waiting for a result")
+        del self._pending[tool_use_id]
+        text = content if isinstance(content, str | list) or content is None else json.dumps(content)
+        self._answers.append(ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None))
+        if self._pending:
+            return None
+        answers, self._answers = self._answers, []
+        return UserMessage(content=list(answers))
+
+    # -- one prompt --------------------------------------------------------------------------------------------
+
+    def _hook_input(self, **more: Any) -> dict[str, Any]:
+        return {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None, **more}
+
+    def _init_message(self) -> SystemMessage:
+        data = {
+            "session_id": self.session_id,
+            "model": self.model,
+            "tools": list(self.tools),
+            "cwd": str(self.cwd),
+            "permission_mode": self.options.permission_mode,
+            "mcp_servers": [],
+        }
+        return SystemMessage(subtype="init", data=data)
+
+    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncIterator[Message]:
+        """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
+        opts = self.options
+        first_run = not self._started
+        await self.start()
+        started = time.monotonic()
+        self._interrupted = False
+        stats = {"api": 0.0, "turns": 0, "usage": Usage()}
+        init = self._init_message()
+        await self._persist(init)
+        yield init
+        if first_run:
+            await run_hooks(opts.hooks, "SessionStart", self._hook_input(source="resume" if opts.resume else "startup"))
+
+        message = _user_message(prompt)
+        if isinstance(message.content, str):
+            submitted = await run_hooks(opts.hooks, "UserPromptSubmit", self._hook_input(prompt=message.content))
+            if submitted.is_blocked:
+                reason = submitted.block_reason or submitted.stop_reason or "blocked by a hook"
+                yield await self._result("error_during_execution", started, stats, reason, None)
+                return
+            if submitted.additional_context:
+                message = UserMessage(content="\n\n".join([message.content, *submitted.additional_context]))
+        self.history.append(message)
+        await self._persist(message)
+
+        last: AssistantMessage | None = None
+        stop_hook_active = False
+        while True:
+            if opts.max_turns is not None and stats["turns"] >= opts.max_turns:
+                yield await self._result("error_max_turns", started, stats, _final_text(last), last)
+                return
+            request = self._request()
+            await run_hooks(opts.hooks, "PreModelRequest", self._hook_input(request=request))
+            turn = _Turn(opts.include_partial_messages)
+            began = time.monotonic()
+            try:
+                async for event in self._stream(request, turn):
+                    yield event
+            except OpenAgentError as exc:
+                stats["api"] += time.monotonic() - began
+                yield await self._result("error_during_execution", started, stats, str(exc), last)
+                raise
+            stats["api"] += time.monotonic() - began
+            last = self._assistant(turn)
+            stats["turns"] += 1
+            if turn.usage is not None:
+                stats["usage"] += turn.usage
+                self.usage += turn.usage
+                self._add_cost(turn.usage)
+            if last.content or not self._interrupted:
+                if last.stop_reason != "incomplete":
+                    self.history.append(last)
+                await self._persist(last)
+                yield last
+            await run_hooks(opts.hooks, "PostModelResponse", self._hook_input(response=last))
+            if self._interrupted:
+                yield await self._result("error_during_execution", started, stats, "interrupted", last, "interrupted")
+                return
+            if opts.max_budget_usd is not None and (self.total_cost_usd or 0.0) >= opts.max_budget_usd:
+                yield await self._result("error_max_budget_usd", started, stats, _final_text(last), last)
+                return
+
+            calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
+            if not calls:
+                stopping = await run_hooks(opts.hooks, "Stop", self._hook_input(stop_hook_active=stop_hook_active))
+                if stopping.block_reason and stopping.continue_:  # "don't stop yet": go on, told why
+                    stop_hook_active = True
+                    reminder = UserMessage(content=stopping.block_reason)
+                    self.history.append(reminder)
+                    await self._persist(reminder)
+                    continue
+                yield await self._result("success", started, stats, _final_text(last), last)
+                return
+            results, stop_turn = await self._run_tools(calls)
+            if results:
+                answer = UserMessage(content=list(results))
+                self.history.append(answer)
+                await self._persist(answer)
+                yield answer
+            if self._pending or stop_turn or self._interrupted:
+                reason = "interrupted" if self._interrupted else "tool_use"
+                subtype = "error_during_execution" if self._interrupted else "success"
+                yield await self._result(subtype, started, stats, _final_text(last), last, reason)
+                return
+
+    def _request(self) -> ModelRequest:
+        opts = self.options
+        fmt = opts.output_format
+        return ModelRequest(
+            model=self.model,
+            messages=list(self.history),
+            system=opts.system_prompt,
+            tools=[t.spec for t in self.tools.values()],
+            max_tokens=opts.max_tokens,
+            temperature=opts.temperature,
+            top_p=opts.top_p,
+            stop=list(opts.stop) if opts.stop else None,
+            tool_choice=opts.tool_choice,
+            parallel_tool_calls=opts.parallel_tool_calls,
+            output_format=dict(fmt) if isinstance(fmt, Mapping) else None,
+            extra_body=dict(opts.extra_body) if opts.extra_body else None,
+            timeout=opts.timeout,
+            metadata=dict(opts.metadata) if opts.metadata else None,
+        )
+
+    def _cancel_scope(self) -> anyio.CancelScope:
+        """A scope `interrupt` can cancel; never held across a ``yield``."""
+        self._scope = anyio.CancelScope()
+        if self._interrupted:
+            self._scope.cancel()
+        return self._scope
+
+    async def _stream(self, request: ModelRequest, turn: _Turn) -> AsyncIterator[StreamEvent]:
+        """Stream one model turn into ``turn``; yields `StreamEvent`s only with partial messages on."""
+        stream: AsyncIterator[ModelEvent] | None = None
+        try:
+            stream, first = await self._open(request)
+            if first is not None:
+                for event in self._partial(turn.feed(first)):
+                    yield event
+            if not turn.partial:
+                with self._cancel_scope():  # no yield inside: the fast path
+                    async for event in stream:
+                        turn.feed(event)
+                return
+            while not self._interrupted:
+                with self._cancel_scope() as scope:
+                    try:
+                        next_event = await stream.__anext__()
+                    except StopAsyncIteration:
+                        break
+                if scope.cancel_called:
+                    break
+                for event in self._partial(turn.feed(next_event)):
+                    yield event
+        except OpenAgentError:
+            raise
+        except Exception as exc:  # a third-party provider leaking a vendor error: type it, keep the cause
+            raise ProviderError(f"{type(exc).__name__}: {exc}", provider=self.model) from exc
+        finally:
+            self._scope = None
+            if stream is not None:
+                with anyio.CancelScope(shield=True):
+                    await _maybe_close(stream)
+        if turn.stop is None and not self._interrupted:
+            partial_text = "".join("".join(b[1]) for b in turn.blocks)
+            raise StreamError(
+                "the stream ended before the turn finished (no stop reason)",
+                provider=self.model,
+                body=partial_text or None,
+            )
+
+    def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
+        return [StreamEvent(uuid=uuid.uuid4().hex, session_id=self.session_id, event=e) for e in events]
+
+    async def _open(self, request: ModelRequest) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
+        """Start the stream and wait for its first event, retrying under the policy until then."""
+
+        async def attempt() -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
+            stream = self.provider.stream(request).__aiter__()
+            try:
+                return stream, await stream.__anext__()
+            except StopAsyncIteration:
+                return stream, None
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await _maybe_close(stream)
+                raise
+
+        opened = None
+        with self._cancel_scope():
+            opened = await self._retry(attempt)
+        if opened is None:  # interrupted before the first event
+            self._interrupted = True
+            return _no_events(), None
+        return opened
+
+    def _assistant(self, turn: _Turn) -> AssistantMessage:
+        content = turn.content()
+        if self._interrupted:  # never keep half a tool call: it could not be answered
+            content = [b for b in content if isinstance(b, TextBlock | ThinkingBlock)]
+            reason = "interrupted"
+        else:
+            reason = turn.stop.reason if turn.stop else "incomplete"
+        return AssistantMessage(content=content, model=self.model, usage=turn.usage, stop_reason=reason)
+
+    def _add_cost(self, used: Usage) -> None:
+        price = getattr(self.provider, "cost", None)
+        cost = price(used) if callable(price) else None
+        if cost is not None:
+            self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
+
+    async def _result(
+        self,
+        subtype: str,
+        started: float,
+        stats: dict[str, Any],
+        result: str,
+        last: AssistantMessage | None,
+        stop_reason: str | None = None,
+    ) -> ResultMessage:
+        structured = None
+        if subtype == "success" and self.options.output_format is not None and not self._pending:
+            try:
+                structured = json.loads(result)
+            except ValueError:
+                structured = None
+        message = ResultMessage(
+            subtype=subtype,  # type: ignore[arg-type]
+            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_api_ms=int(stats["api"] * 1000),
+            is_error=subtype != "success",
+            num_turns=stats["turns"],
+            session_id=self.session_id,
+            total_cost_usd=self.total_cost_usd,
+            usage=stats["usage"],
+            result=result,
+            structured_output=structured,
+            stop_reason=stop_reason or (last.stop_reason if last else None),
+        )
+        await self._persist(message)
+        return message
+
+    # -- tools -------------------------------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolUseBlock | ToolUseError]) -> tuple[list[ToolResultBlock], bool]:
+        """Run the turn's tool calls (concurrently unless ``parallel_tool_calls=False``), results in order."""
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+        stop_turn = False
+
+        async def one(index: int, call: ToolUseBlock | ToolUseError) -> None:
+            nonlocal stop_turn
+            result, interrupt = await self._run_tool(call)
+            results[index] = result
+            stop_turn = stop_turn or interrupt
+
+        with self._cancel_scope():
+            if self.options.parallel_tool_calls is False or len(calls) == 1:
+                for index, call in enumerate(calls):
+                    await one(index, call)
+            else:
+                async with anyio.create_task_group() as group:
+                    for index, call in enumerate(calls):
+                        group.start_soon(one, index, call)
+        self._scope = None
+        answered = []
+        for call, result in zip(calls, results, strict=True):
+            if result is None and call.id not in self._pending:  # cut off by an interrupt
+                result = ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
+            if result is not None:
+                answered.append(result)
+        return answered, stop_turn
+
+    async def _run_tool(self, call: ToolUseBlock | ToolUseError) -> tuple[ToolResultBlock | None, bool]:
+        """One call through hooks and permissions; ``None`` when the caller must answer it (client-side)."""
+        opts = self.options
+        if isinstance(call, ToolUseError):
+            return ToolResultBlock(tool_use_id=call.id, content=f"Error: {call.error}", is_error=True), False
+        found = self.tools.get(call.name)
+        if found is None:
+            known = ", ".join(self.tools) or "none"
+            message = f"Error: no tool named {call.name!r}. Available tools: {known}"
+            return ToolResultBlock(tool_use_id=call.id, content=message, is_error=True), False
+        if found.handler is None:
+            self._pending[call.id] = call
+            return None, False
+        hook_input = self._hook_input(tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
+        pre = await run_hooks(opts.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
+        arguments = pre.updated_input if pre.updated_input is not None else call.input
+        if pre.block_reason or not pre.continue_:
+            reason = pre.block_reason or pre.stop_reason or "blocked by a hook"
+            return ToolResultBlock(tool_use_id=call.id, content=reason, is_error=True), not pre.continue_
+        decision = await check_permission(
+            call.name,
+            arguments,
+            requires_permission=found.requires_permission,
+            mode=opts.permission_mode,
+            allowed=opts.allowed_tools,
+            disallowed=opts.disallowed_tools,
+            hook_decision=pre.permission_decision,
+            hook_reason=pre.permission_decision_reason,
+            can_use_tool=opts.can_use_tool,
+            context=ToolPermissionContext(tool_use_id=call.id),
+        )
+        if isinstance(decision, PermissionResultDeny):
+            return ToolResultBlock(tool_use_id=call.id, content=decision.message, is_error=True), decision.interrupt
+        if decision.updated_input is not None:
+            arguments = decision.updated_input
+        context = ToolContext(tool_use_id=call.id, session_id=self.session_id, cwd=str(self.cwd), options=opts)
+        result = await found.call(call.id, arguments, context)
+        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+        post = await run_hooks(opts.hooks, event, post_input, tool_use_id=call.id, target=call.name)
+        if post.has_updated_output:
+            result = result.model_copy(update={"content": post.updated_output})
+        notes = [*post.additional_context, *([post.block_reason] if post.block_reason else [])]
+        if notes and isinstance(result.content, str):
+            result = result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
+        return result, not post.continue_
+
+
+async def _no_events() -> AsyncIterator[ModelEvent]:
+    return
+    yield  # pragma: no cover - makes this an (empty) async generator
+
+
+async def _maybe_close(thing: Any) -> None:
+    close = getattr(thing, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception as exc:  # closing must never mask the run's own outcome
+            logger.debug("closing %r failed: %s", thing, exc)

@@ -1,0 +1,318 @@
+"""Tools: `Tool`, the `@tool` decorator, JSON schema from type hints, argument validation and execution.
+
+A plain function becomes a tool with ``@tool``: its name is the function name, its description the
+docstring, its JSON schema comes from the type hints (through pydantic), and parameter descriptions come from
+the docstring's ``Args:`` section. The Claude Agent SDK form ``@tool("name", "description", {"a": float})``
+on ``async def handler(args) -> {"content": [...]}`` works too. A tool without a handler is client-side.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast, get_type_hints, overload
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from .errors import ToolError
+from .models import ToolSpec
+from .types import ToolResultBlock
+
+__all__ = ["Tool", "ToolContext", "tool"]
+
+logger = logging.getLogger("openagent.tools")
+
+DEFAULT_MAX_RESULT_CHARS = 100_000
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool may ask for by annotating one parameter with this type (it is not part of the schema)."""
+
+    tool_use_id: str
+    session_id: str
+    cwd: str
+    options: Any = None
+    """The run's `AgentOptions`."""
+
+
+@dataclass(eq=False)
+class Tool:
+    """A tool the model can call. Without a ``handler`` it is client-side: the caller answers it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[..., Any] | None = None
+    timeout: float | None = None
+    """Seconds before the call is abandoned with an error result; ``None`` means no limit."""
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    is_read_only: bool = False
+    """The tool changes nothing (plan mode and hooks may rely on it)."""
+    requires_permission: bool = False
+    """Denied unless a rule, a mode or ``can_use_tool`` allows it (built-in Write, Edit, Bash …)."""
+    arguments_model: type[BaseModel] | None = None
+    """Validates arguments before the call; ``None`` passes the JSON object through unchecked."""
+    style: str = "kwargs"
+    """``kwargs``: the handler takes the arguments as keyword arguments; ``args``: one dict (Claude form)."""
+    context_param: str | None = field(default=None, repr=False)
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as a model sees it."""
+        return ToolSpec(self.name, self.description, self.input_schema)
+
+    async def call(self, tool_use_id: str, arguments: dict[str, Any], context: ToolContext) -> ToolResultBlock:
+        """Validate ``arguments``, run the handler, and return its result (errors become error results)."""
+        if self.handler is None:
+            raise ToolError(f"tool {self.name!r} is client-side: answer it with Client.add_tool_result()")
+        try:
+            kwargs = self._validate(arguments)
+        except ValidationError as exc:
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}")
+        if self.context_param:
+            kwargs[self.context_param] = context
+        try:
+            with anyio.fail_after(self.timeout):
+                value = await self._invoke(kwargs)
+        except TimeoutError:
+            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s")
+        except ToolError as exc:
+            return _error(tool_use_id, str(exc))
+        except Exception as exc:
+            logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
+            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}")
+        content, is_error = _content(value)
+        return ToolResultBlock(
+            tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
+        )
+
+    def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.arguments_model is None:
+            return {"args": arguments} if self.style == "args" else dict(arguments)
+        model = self.arguments_model.model_validate(arguments)
+        if self.style == "args":
+            return {"args": model.model_dump(exclude_unset=True)}
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    async def _invoke(self, kwargs: dict[str, Any]) -> Any:
+        assert self.handler is not None
+        if self.style == "args":
+            result = self.handler(kwargs["args"])
+        elif inspect.iscoroutinefunction(self.handler):
+            result = self.handler(**kwargs)
+        else:
+            handler = self.handler
+            return await anyio.to_thread.run_sync(lambda: handler(**kwargs), abandon_on_cancel=True)
+        return await result if inspect.isawaitable(result) else result
+
+
+def _error(tool_use_id: str, message: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True)
+
+
+def _readable(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+        parts.append(f"{where}: {err['msg']}{got}")
+    return "; ".join(parts)
+
+
+def _content(value: Any) -> tuple[str | list[dict[str, Any]], bool | None]:
+    """Turn a handler's return value into result content (Claude-form dicts keep their blocks)."""
+    if isinstance(value, dict) and "content" in value and set(value) <= {"content", "is_error", "isError"}:
+        is_error = value.get("is_error", value.get("isError"))
+        content = value["content"]
+        return (content if isinstance(content, str | list) else str(content)), (bool(is_error) or None)
+    if value is None:
+        return "", None
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(), None
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str), None
+    except (TypeError, ValueError):
+        return str(value), None
+
+
+def _truncate(content: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        if len(content) <= limit:
+            return content
+        return content[:limit] + f"\n[truncated: {limit} of {len(content)} characters shown]"
+    blocks = []
+    for block in content:
+        if block.get("type") == "text" and len(block.get("text", "")) > limit:
+            block = {**block, "text": _truncate(block["text"], limit)}
+        blocks.append(block)
+    return blocks
+
+
+# --- building tools -----------------------------------------------------------------------------------------
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(\([^)]*\))?:\s*(.*)$")
+
+
+def _docstring(func: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The description (text before the ``Args:`` section) and per-parameter docs of a Google docstring."""
+    doc = inspect.getdoc(func) or ""
+    lines = doc.splitlines()
+    description: list[str] = []
+    params: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if in_args:
+            if line and not line[0].isspace():
+                in_args = False
+            elif match := _ARG_LINE.match(line):
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(3).strip()
+                continue
+            elif current and line.strip():
+                params[current] += " " + line.strip()
+                continue
+            else:
+                continue
+        if not in_args and not re.match(r"^\s*(Returns|Raises|Yields|Examples?):\s*$", line):
+            description.append(line)
+        elif not in_args:
+            break
+    return "\n".join(description).strip(), params
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _from_function(
+    func: Callable[..., Any], name: str | None, description: str | None, **settings: Any
+) -> Tool:
+    doc, param_docs = _docstring(func)
+    hints = get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    context_param = None
+    for param in inspect.signature(func).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        default = ... if param.default is param.empty else param.default
+        doc_text = param_docs.get(param.name)
+        fields[param.name] = (annotation, Field(default, description=doc_text) if doc_text else default)
+    tool_name = name or func.__name__
+    model = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return Tool(
+        name=tool_name,
+        description=description or doc or tool_name,
+        input_schema=_schema(model),
+        handler=func,
+        arguments_model=model,
+        context_param=context_param,
+        **settings,
+    )
+
+
+def _from_claude_schema(name: str, description: str, schema: Any) -> tuple[dict[str, Any], type[BaseModel] | None]:
+    """The Claude form's input schema: ``{"a": float}``, a full JSON schema, or a pydantic model."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return _schema(schema), schema
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return schema, None
+    if isinstance(schema, dict):
+        fields = {key: (annotation, ...) for key, annotation in schema.items()}
+        model = create_model(f"{name}_arguments", **fields)  # type: ignore[call-overload]
+        return _schema(model), cast(type[BaseModel], model)
+    raise TypeError(f"tool {name!r}: input schema must be a dict or a pydantic model, not {type(schema)}")
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    name: str | None = None,
+    description: str | None = None,
+    input_schema: Any = None,
+    /,
+    *,
+    timeout: float | None = None,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    is_read_only: bool = False,
+    requires_permission: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func_or_name: Callable[..., Any] | str | None = None,
+    description: str | None = None,
+    input_schema: Any = None,
+    /,
+    *,
+    timeout: float | None = None,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    is_read_only: bool = False,
+    requires_permission: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a tool from a function.
+
+    Use bare (``@tool``), with settings (``@tool(timeout=5)``), or in the Claude Agent SDK form
+    ``@tool("add", "Add two numbers", {"a": float, "b": float})`` over ``async def handler(args)``.
+
+    Args:
+        func_or_name: The function (bare use) or the tool's name.
+        description: What the tool does, for the model; defaults to the docstring.
+        input_schema: Claude form only: ``{"param": type}``, a JSON schema, or a pydantic model.
+        timeout: Seconds before the call is abandoned with an error result.
+        max_result_chars: Longer results are truncated with a notice.
+        is_read_only: The tool changes nothing.
+        requires_permission: Deny it unless a rule, a mode or ``can_use_tool`` allows it.
+    """
+    settings = {
+        "timeout": timeout,
+        "max_result_chars": max_result_chars,
+        "is_read_only": is_read_only,
+        "requires_permission": requires_permission,
+    }
+    if callable(func_or_name):
+        return _from_function(func_or_name, None, None, **settings)
+    name = func_or_name
+
+    def decorate(func: Callable[..., Any]) -> Tool:
+        if input_schema is None:
+            return _from_function(func, name, description, **settings)
+        assert name is not None, "the Claude form needs a name"
+        schema, model = _from_claude_schema(name, description or "", input_schema)
+        return Tool(
+            name=name,
+            description=description or _docstring(func)[0] or name,
+            input_schema=schema,
+            handler=func,
+            arguments_model=model,
+            style="args",
+            **settings,
+        )
+
+    return decorate
+

@@ -24,6 +24,11 @@ def register_tools(register: Any) -> None:
 
 
 @hookspec
+def register_toolsets(register: Any) -> None:
+    """Add toolset factories: ``register(name, factory)``; ``factory(options)`` returns a `Toolset` or None."""
+
+
+@hookspec
 def register_session_stores(register: Any) -> None:
     """Add session stores: ``register(scheme, factory)``; ``factory(url)`` makes a store for that URL."""
 

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -24,8 +24,7 @@ from .options import AgentOptions
 from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
 from .plugins import registry
 from .retry import RetryPolicy, StaminaRetry
-from .sessions import JSONLSessionStore, SessionKey, SessionStore, entry_for, history_from_entries
-from .sessions import project_key_for
+from .sessions import SessionKey, SessionStore, entry_for, history_from_entries, open_store, project_key_for
 from .tools import Tool, ToolContext, tool
 from .types import (
     AssistantMessage,
@@ -219,8 +218,11 @@ class Conversation:
     `query()` runs one and closes it; `Client` keeps one open across prompts.
     """
 
-    def __init__(self, options: AgentOptions) -> None:
+    def __init__(self, options: AgentOptions, *, parent_tool_use_id: str | None = None, depth: int = 0) -> None:
         self.options = options
+        self.parent_tool_use_id = parent_tool_use_id
+        """Set on a subagent's conversation: the Task call it answers; stamped on every message."""
+        self.depth = depth
         self.history: list[UserMessage | AssistantMessage] = []
         self.usage = Usage()
         self.total_cost_usd: float | None = None
@@ -228,6 +230,10 @@ class Conversation:
         self.cwd = options.resolved_cwd()
         self.provider, self.model = resolve_provider(options)
         self.tools: dict[str, Tool] = {t.name: t for t in map(_as_tool, options.tools)}
+        if options.agents:  # subagents answer through the Task tool
+            from .agents import task_tool
+
+            self.tools.setdefault("Task", task_tool(options.agents))
         self._retry = _retry_policy(options)
         self._store: SessionStore | None = None
         self._key: SessionKey | None = None
@@ -236,6 +242,8 @@ class Conversation:
         self._scope: anyio.CancelScope | None = None
         self._pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
         self._answers: list[ToolResultBlock] = []
+        self._toolsets: list[Any] = []
+        self._described: dict[str, Any] = {}
 
     # -- sessions ---------------------------------------------------------------------------------------------
 
@@ -245,9 +253,10 @@ class Conversation:
             return
         self._started = True
         opts = self.options
+        await self._open_toolsets()
         if not opts.persist_session:
             return
-        self._store = self._open_store()
+        self._store = open_store(opts.session_store)
         project = project_key_for(self.cwd)
         source = opts.resume
         if source is None and opts.continue_conversation and hasattr(self._store, "list_sessions"):
@@ -264,14 +273,19 @@ class Conversation:
                 await self._store.append({"project_key": project, "session_id": self.session_id}, entries)
         self._key = {"project_key": project, "session_id": self.session_id}
 
-    def _open_store(self) -> SessionStore:
-        store = self.options.session_store
-        if store is None:
-            return JSONLSessionStore()
-        if isinstance(store, str):
-            scheme = store.partition("://")[0].split("+")[0]
-            return registry().session_store_factory(scheme)(store)  # type: ignore[no-any-return]
-        return store
+    async def _open_toolsets(self) -> None:
+        """Open the toolsets plugins make from the options (MCP servers …) and add their tools."""
+        factories = registry().toolsets
+        if self.options.mcp_servers and "mcp" not in factories:
+            raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
+        for factory in factories.values():
+            toolset = factory(self.options)
+            if toolset is None:
+                continue
+            self._toolsets.append(toolset)
+            for found in await toolset.open():
+                self.tools.setdefault(found.name, found)
+            self._described.update(toolset.describe())
 
     async def _persist(self, *messages: Message) -> None:
         if self._store is not None and self._key is not None:
@@ -280,6 +294,9 @@ class Conversation:
     async def aclose(self) -> None:
         """Close what the conversation opened (the default store's session lock, the provider)."""
         await run_hooks(self.options.hooks, "SessionEnd", self._hook_input())
+        toolsets, self._toolsets = self._toolsets, []
+        for toolset in reversed(toolsets):
+            await _maybe_close(toolset)
         store, self._store = self._store, None
         if isinstance(self.options.session_store, str | None):  # we made it, we close it
             await _maybe_close(store)
@@ -319,6 +336,7 @@ class Conversation:
             "cwd": str(self.cwd),
             "permission_mode": self.options.permission_mode,
             "mcp_servers": [],
+            **self._described,
         }
         return SystemMessage(subtype="init", data=data)
 
@@ -396,9 +414,12 @@ class Conversation:
                     continue
                 yield await self._result("success", started, stats, _final_text(last), last)
                 return
-            results, stop_turn = await self._run_tools(calls)
+            results, stop_turn, emitted = await self._run_tools(calls)
+            for child in emitted:  # a subagent's messages, before the result they led to
+                await self._persist(child)
+                yield child
             if results:
-                answer = UserMessage(content=list(results))
+                answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
                 self.history.append(answer)
                 await self._persist(answer)
                 yield answer
@@ -476,7 +497,11 @@ class Conversation:
             )
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
-        return [StreamEvent(uuid=uuid.uuid4().hex, session_id=self.session_id, event=e) for e in events]
+        parent = self.parent_tool_use_id
+        return [
+            StreamEvent(uuid=uuid.uuid4().hex, session_id=self.session_id, event=e, parent_tool_use_id=parent)
+            for e in events
+        ]
 
     async def _open(self, request: ModelRequest) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
@@ -507,7 +532,13 @@ class Conversation:
             reason = "interrupted"
         else:
             reason = turn.stop.reason if turn.stop else "incomplete"
-        return AssistantMessage(content=content, model=self.model, usage=turn.usage, stop_reason=reason)
+        return AssistantMessage(
+            content=content,
+            model=self.model,
+            usage=turn.usage,
+            stop_reason=reason,
+            parent_tool_use_id=self.parent_tool_use_id,
+        )
 
     def _add_cost(self, used: Usage) -> None:
         price = getattr(self.provider, "cost", None)
@@ -548,14 +579,17 @@ class Conversation:
 
     # -- tools -------------------------------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolUseBlock | ToolUseError]) -> tuple[list[ToolResultBlock], bool]:
+    async def _run_tools(
+        self, calls: list[ToolUseBlock | ToolUseError]
+    ) -> tuple[list[ToolResultBlock], bool, list[Message]]:
         """Run the turn's tool calls (concurrently unless ``parallel_tool_calls=False``), results in order."""
         results: list[ToolResultBlock | None] = [None] * len(calls)
+        emitted: list[Message] = []
         stop_turn = False
 
         async def one(index: int, call: ToolUseBlock | ToolUseError) -> None:
             nonlocal stop_turn
-            result, interrupt = await self._run_tool(call)
+            result, interrupt = await self._run_tool(call, emitted.append)
             results[index] = result
             stop_turn = stop_turn or interrupt
 
@@ -574,9 +608,11 @@ class Conversation:
                 result = ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
             if result is not None:
                 answered.append(result)
-        return answered, stop_turn
+        return answered, stop_turn, emitted
 
-    async def _run_tool(self, call: ToolUseBlock | ToolUseError) -> tuple[ToolResultBlock | None, bool]:
+    async def _run_tool(
+        self, call: ToolUseBlock | ToolUseError, emit: Callable[[Message], None]
+    ) -> tuple[ToolResultBlock | None, bool]:
         """One call through hooks and permissions; ``None`` when the caller must answer it (client-side)."""
         opts = self.options
         if isinstance(call, ToolUseError):
@@ -611,7 +647,14 @@ class Conversation:
             return ToolResultBlock(tool_use_id=call.id, content=decision.message, is_error=True), decision.interrupt
         if decision.updated_input is not None:
             arguments = decision.updated_input
-        context = ToolContext(tool_use_id=call.id, session_id=self.session_id, cwd=str(self.cwd), options=opts)
+        context = ToolContext(
+            tool_use_id=call.id,
+            session_id=self.session_id,
+            cwd=str(self.cwd),
+            options=opts,
+            emit=emit,
+            depth=self.depth,
+        )
         result = await found.call(call.id, arguments, context)
         event = "PostToolUseFailure" if result.is_error else "PostToolUse"
         post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}

@@ -40,6 +40,7 @@ class PluginInfo:
     tools: list[str] = field(default_factory=list)
     session_stores: list[str] = field(default_factory=list)
     retry_policies: list[str] = field(default_factory=list)
+    toolsets: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
 
@@ -54,6 +55,7 @@ class Registry:
     tools: dict[str, Tool] = field(default_factory=dict)
     session_stores: dict[str, Callable[[str], Any]] = field(default_factory=dict)
     retry_policies: dict[str, Any] = field(default_factory=dict)
+    toolsets: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
 
     def provider_factory(self, name: str) -> ProviderFactory:
         """The factory registered under ``name``; `ConfigError` naming the installed ones otherwise."""
@@ -85,6 +87,7 @@ class Registry:
             ("register_tools", lambda t: self._add_tools(info, t)),
             ("register_session_stores", lambda n, f: self._add(info, "session_stores", [n], f)),
             ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
+            ("register_toolsets", lambda n, f: self._add(info, "toolsets", [n], f)),
         ]
         for hook_name, register in calls:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():

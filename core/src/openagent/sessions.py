@@ -35,6 +35,7 @@ __all__ = [
     "get_session_messages",
     "history_from_entries",
     "list_sessions",
+    "open_store",
     "project_key_for",
 ]
 
@@ -233,3 +234,82 @@ class JSONLSessionStore:
             fh.close()
         self._locks.clear()
         self._seen.clear()
+
+
+def open_store(spec: SessionStore | str | None) -> SessionStore:
+    """The store for an ``AgentOptions.session_store`` value: an instance, a plugin URL, or JSONL files."""
+    if spec is None:
+        return JSONLSessionStore()
+    if isinstance(spec, str):
+        from .plugins import registry
+
+        scheme = spec.partition("://")[0].split("+")[0]
+        return registry().session_store_factory(scheme)(spec)  # type: ignore[no-any-return]
+    return spec
+
+
+class _Scope:
+    """Resolves the store and project of a helper call, closing a store it made itself."""
+
+    def __init__(self, cwd: str | os.PathLike[str] | None, store: SessionStore | str | None) -> None:
+        self.project = project_key_for(cwd if cwd is not None else os.getcwd())
+        self.owned = store is None or isinstance(store, str)
+        self.store = open_store(store)
+
+    def key(self, session_id: str) -> SessionKey:
+        return {"project_key": self.project, "session_id": session_id}
+
+    async def __aenter__(self) -> _Scope:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        close = getattr(self.store, "aclose", None)
+        if self.owned and close is not None:
+            await close()
+
+
+async def list_sessions(
+    *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> list[SessionListEntry]:
+    """The sessions of a project (default: the current directory's), most recently modified first."""
+    async with _Scope(cwd, store) as scope:
+        lister = getattr(scope.store, "list_sessions", None)
+        if lister is None:
+            raise SessionError(f"{type(scope.store).__name__} cannot list sessions (no list_sessions method)")
+        return sorted(await lister(scope.project), key=lambda s: s["mtime"], reverse=True)
+
+
+async def get_session_messages(
+    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> list[Message]:
+    """Every message a session recorded, in order (subagent messages included)."""
+    async with _Scope(cwd, store) as scope:
+        entries = await scope.store.load(scope.key(session_id))
+    if entries is None:
+        raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+    return [parse_message(e["message"]) for e in entries if "message" in e]
+
+
+async def fork_session(
+    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> str:
+    """Copy a session under a new id and return the id; the original is untouched."""
+    async with _Scope(cwd, store) as scope:
+        entries = await scope.store.load(scope.key(session_id))
+        if entries is None:
+            raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+        new_id = str(uuid_mod.uuid4())
+        copied = [{**e, "uuid": uuid_mod.uuid4().hex, "session_id": new_id} for e in entries]
+        await scope.store.append(scope.key(new_id), copied)
+    return new_id
+
+
+async def delete_session(
+    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> None:
+    """Delete a session and its sub-transcripts."""
+    async with _Scope(cwd, store) as scope:
+        deleter = getattr(scope.store, "delete", None)
+        if deleter is None:
+            raise SessionError(f"{type(scope.store).__name__} cannot delete sessions (no delete method)")
+        await deleter(scope.key(session_id))

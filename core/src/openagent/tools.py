@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast, get_type_hints, overload
+from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -24,7 +24,7 @@ from .errors import ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
 
-__all__ = ["Tool", "ToolContext", "tool"]
+__all__ = ["Tool", "ToolContext", "Toolset", "tool"]
 
 logger = logging.getLogger("openagent.tools")
 
@@ -40,6 +40,31 @@ class ToolContext:
     cwd: str
     options: Any = None
     """The run's `AgentOptions`."""
+    emit: Callable[[Any], None] | None = None
+    """Hand a `Message` to the run (a subagent's messages); the loop yields it before the tool's result."""
+    depth: int = 0
+    """How many subagents deep this call is (0 for the top-level agent)."""
+
+
+@runtime_checkable
+class Toolset(Protocol):
+    """Tools that live as long as a conversation, behind a connection (MCP servers, for example).
+
+    Plugins make them from the options through the ``register_toolsets`` hook; the loop opens them when a
+    conversation starts and closes them when it ends.
+    """
+
+    async def open(self) -> list[Tool]:
+        """Connect, and return the tools now available (failures are reported by `describe`, not raised)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Disconnect."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What to add to ``SystemMessage(subtype="init").data`` (e.g. ``{"mcp_servers": [...]}``)."""
+        ...
 
 
 @dataclass(eq=False)

@@ -1,0 +1,10 @@
+"""SQLite store tests run under asyncio only: aiosqlite is asyncio-only."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

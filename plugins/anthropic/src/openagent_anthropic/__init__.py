@@ -1,0 +1,22 @@
+"""openagent-anthropic: the Anthropic messages wire format, as the provider ``anthropic``.
+
+``AgentOptions(model="anthropic:claude-sonnet-4-5")`` after ``pip install "openagent[anthropic]"``; any
+Anthropic-compatible server (llama.cpp's ``/v1/messages`` …) with ``base_url``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openagent.hookspecs import hookimpl
+
+from ._messages import PROFILE, MessagesProvider
+from ._prices import PRICES, ModelPrice, cost_usd, price_for, register_price
+
+__all__ = ["PRICES", "PROFILE", "MessagesProvider", "ModelPrice", "cost_usd", "price_for", "register_price"]
+
+
+@hookimpl
+def register_providers(register: Any) -> None:
+    """Register the ``anthropic`` provider."""
+    register("anthropic", MessagesProvider)

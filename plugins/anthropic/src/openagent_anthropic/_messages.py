@@ -1,0 +1,642 @@
+r"""The Anthropic messages wire format: request body out, server-sent events in, `ModelEvent`s out.
+
+Requests go through the official ``anthropic`` package (auth headers, base URL, typed HTTP errors; its own
+retries off: the loop's retry policy decides). The response body is read as raw bytes and decoded here with
+core's `SSEDecoder` and ``json.loads`` — no SDK object per event — because this is the hot path.
+
+Options the core `ModelRequest` has no field for travel in ``ModelRequest.extra_body``, the one channel:
+every key is an Anthropic Messages API body field and is sent verbatim (``thinking``, ``output_config``
+with ``effort``, ``metadata``, ``service_tier``, ``top_k``, top-level ``cache_control``, …), except
+``betas``: a list of beta names, sent as the ``anthropic-beta`` header (what the SDK's ``betas=`` does).
+Prompt caching: by default the provider marks ``{"type": "ephemeral"}`` breakpoints on the system prompt,
+the last tool and the last message; ``extra_body={"cache_control": {...}}`` hands caching to the API's own
+automatic caching with that setting instead, and ``extra_body={"cache_control": None}`` turns caching off.
+
+Content blocks core has no type for yet (``redacted_thinking``, server tool blocks such as
+``server_tool_use`` / ``web_search_tool_result``) travel, until core grows a pass-through block, inside a
+`ThinkingDelta` signature as ``\x00openagent.raw:<json>\x00`` with empty thinking text; replay decodes them
+back into the original blocks, in order (`_split_signature`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import replace
+from email.utils import parsedate_to_datetime
+from time import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from openagent._sse import ServerSentEvent, SSEDecoder
+from openagent.errors import (
+    ConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamError,
+    error_for_status,
+)
+from openagent.models import (
+    ModelEvent,
+    ModelRequest,
+    ProviderProfile,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from openagent.types import (
+    AssistantMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    Usage,
+    UserMessage,
+)
+
+from ._prices import cost_usd
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
+
+logger = logging.getLogger("openagent.anthropic")
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+PROFILE = ProviderProfile(
+    name="anthropic",
+    base_url=DEFAULT_BASE_URL,
+    api_key_env="ANTHROPIC_API_KEY",
+    supports_json_schema=True,
+    context_window=200_000,
+)
+RAW_OPEN, RAW_CLOSE = "\x00openagent.raw:", "\x00"
+_RAW_SEGMENT = re.compile("\x00openagent\\.raw:(.*?)\x00", re.S)
+_EPHEMERAL = {"type": "ephemeral"}
+# Tool ids must match ^[a-zA-Z0-9_-]+$; ids minted by other providers (``functions.get:0``) are rewritten.
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+    "pause_turn": "pause_turn",  # a server tool paused a long turn: send the turn back to continue it
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+def default_max_tokens(model: str) -> int:
+    """``max_tokens`` is required by the API: a default that every model of the family accepts."""
+    name = model.lower()
+    if name.startswith(("claude-3-haiku", "claude-3-opus", "claude-3-sonnet")):
+        return 4096
+    if name.startswith(("claude-3-5", "claude-3-7")):
+        return 8192
+    if "claude-" in name:
+        return 32_000
+    return 4096  # compatible servers (llama.cpp …): their context is the real limit
+
+
+# --- request ------------------------------------------------------------------------------------------------
+
+
+def build_body(request: ModelRequest) -> tuple[dict[str, Any], dict[str, str]]:
+    """The JSON body and extra headers for ``request`` (see the module docstring for ``extra_body``)."""
+    extra = dict(request.extra_body or {})
+    betas = extra.pop("betas", None)
+    headers = {"anthropic-beta": ",".join(betas)} if betas else {}
+    # No cache_control key: our own breakpoints; a value: the API's automatic caching; None: no caching.
+    marker: dict[str, Any] | None = _EPHEMERAL if "cache_control" not in extra else None
+    if extra.get("cache_control", 0) is None:
+        del extra["cache_control"]
+    body: dict[str, Any] = {"model": request.model, "messages": _messages(request.messages, marker)}
+    max_tokens = request.max_tokens
+    if max_tokens is None:
+        max_tokens = default_max_tokens(request.model)
+        budget = (extra.get("thinking") or {}).get("budget_tokens")
+        if isinstance(budget, int) and budget >= max_tokens:
+            max_tokens = budget + default_max_tokens(request.model)  # the API wants budget < max_tokens
+    body["max_tokens"] = max_tokens
+    if request.system:
+        body["system"] = (
+            [{"type": "text", "text": request.system, "cache_control": marker}] if marker else request.system
+        )
+    if request.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+        if marker:
+            tools[-1]["cache_control"] = marker
+        body["tools"] = tools
+    _sampling(request, body)
+    for key, value in extra.items():  # verbatim, one level of merge for output_config (format + effort)
+        if key == "output_config" and isinstance(value, dict) and "output_config" in body:
+            body["output_config"] = {**body["output_config"], **value}
+        else:
+            body[key] = value
+    return body, headers
+
+
+def _sampling(request: ModelRequest, body: dict[str, Any]) -> None:
+    choice = _tool_choice(request.tool_choice, request.parallel_tool_calls)
+    if choice is not None:
+        body["tool_choice"] = choice
+    for key, value in (("temperature", request.temperature), ("top_p", request.top_p)):
+        if value is not None:
+            body[key] = value
+    if request.stop:
+        body["stop_sequences"] = list(request.stop)
+    if request.output_format is not None:
+        schema = request.output_format.get("schema", request.output_format)
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+
+
+def _tool_choice(choice: str | dict[str, Any] | None, parallel: bool | None) -> dict[str, Any] | None:
+    if choice is None:
+        result: dict[str, Any] | None = {"type": "auto"} if parallel is False else None
+    elif isinstance(choice, dict):
+        result = dict(choice)
+        if result.get("type") == "function":  # the OpenAI form {"type": "function", "function": {"name"}}
+            result = {"type": "tool", "name": result.get("function", {}).get("name", "")}
+    elif choice in ("auto", "none", "any"):
+        result = {"type": choice}
+    elif choice == "required":
+        result = {"type": "any"}
+    else:  # a bare tool name
+        result = {"type": "tool", "name": choice}
+    if result is not None and parallel is False and result["type"] != "none":
+        result["disable_parallel_tool_use"] = True
+    return result
+
+
+def _messages(
+    history: list[UserMessage | AssistantMessage], marker: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in history:
+        role = "user" if isinstance(message, UserMessage) else "assistant"
+        blocks = _user_blocks(message) if isinstance(message, UserMessage) else _assistant_blocks(message)
+        if not blocks:
+            continue  # the API rejects empty content; an empty turn carries nothing to replay
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)  # consecutive same-role turns are one turn on this API
+            if role == "user":  # tool_result blocks must open a user turn, before any text
+                out[-1]["content"].sort(key=lambda b: b.get("type") != "tool_result")
+        else:
+            out.append({"role": role, "content": blocks})
+    if marker and out:
+        for block in reversed(out[-1]["content"]):
+            if block["type"] not in ("thinking", "redacted_thinking"):  # thinking cannot carry cache_control
+                block["cache_control"] = marker
+                break
+    return out
+
+
+def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"type": "text", "text": message.content}] if message.content else []
+    results: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, ToolResultBlock):
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": _safe_id(block.tool_use_id)}
+            if block.content is not None:
+                result["content"] = block.content
+            if block.is_error is not None:
+                result["is_error"] = block.is_error
+            results.append(result)
+        elif isinstance(block, TextBlock):
+            if block.text:
+                texts.append({"type": "text", "text": block.text})
+        else:
+            raise ConfigError(f"a user message cannot carry a {block.type!r} block to the Anthropic API")
+    return results + texts  # tool_result blocks first: the API rejects text before them
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            if block.text:  # the API rejects empty text blocks
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingBlock):
+            blocks.extend(_thinking_blocks(block))
+        elif isinstance(block, ToolUseBlock):
+            call = {"type": "tool_use", "id": _safe_id(block.id), "name": block.name, "input": block.input}
+            blocks.append(call)
+        elif isinstance(block, ToolUseError):
+            # A garbled call is replayed as a call with empty input, so the loop's error tool_result that
+            # follows has its tool_use to answer; the raw text stays in the transcript, not on the wire.
+            name = _BAD_ID_CHARS.sub("_", block.name) or "invalid_tool_call"
+            blocks.append({"type": "tool_use", "id": _safe_id(block.id), "name": name, "input": {}})
+        else:
+            raise ConfigError(f"an assistant message cannot carry a {block.type!r} block to this API")
+    return blocks
+
+
+def _thinking_blocks(block: ThinkingBlock) -> list[dict[str, Any]]:
+    before, signature, after = _split_signature(block.signature)
+    # Reasoning without a signature (from another provider's model) cannot be replayed as thinking: the API
+    # verifies signatures. It stays in the transcript and is left off the wire.
+    thinking = [{"type": "thinking", "thinking": block.thinking, "signature": signature}] if signature else []
+    return [*before, *thinking, *after]
+
+
+def _split_signature(signature: str) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """Pass-through blocks before the real signature, the signature, and those after it."""
+    if RAW_OPEN not in signature:
+        return [], signature, []
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    rest: list[str] = []
+    position = 0
+    for match in _RAW_SEGMENT.finditer(signature):
+        rest.append(signature[position : match.start()])
+        position = match.end()
+        (after if "".join(rest) else before).append(json.loads(match.group(1)))
+    rest.append(signature[position:])
+    return before, "".join(rest), after
+
+
+def _safe_id(tool_id: str) -> str:
+    return _BAD_ID_CHARS.sub("_", tool_id) or "toolu_empty"
+
+
+def raw_block(block: dict[str, Any]) -> ThinkingDelta:
+    """The interim carrier of a block core has no type for (see the module docstring)."""
+    return ThinkingDelta(signature=f"{RAW_OPEN}{json.dumps(block, separators=(',', ':'))}{RAW_CLOSE}")
+
+
+# --- stream -------------------------------------------------------------------------------------------------
+
+
+class _Turn:
+    """What one response stream has said so far."""
+
+    __slots__ = ("blocks", "partial", "stop_reason", "stopped", "tools", "usage")
+    _handlers: ClassVar[dict[str, Callable[[_Turn, dict[str, Any]], list[ModelEvent]]]]
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, str] = {}  # content index → block type
+        self.partial: dict[int, tuple[dict[str, Any], list[str]]] = {}  # pass-through blocks being built
+        self.tools: dict[int, bool] = {}  # tool_use index → whether argument text was sent
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+        self.stopped = False
+
+    def handle(self, sse: ServerSentEvent, data: dict[str, Any] | None) -> list[ModelEvent]:
+        """The events one server-sent event makes (``data``: its JSON when already decoded)."""
+        if sse.event == "error":
+            raise _error_event(sse.data)
+        if sse.event == "ping":
+            return []
+        if not isinstance(data, dict):
+            data = _decode(sse.data)
+        # Quirk (proxies that drop ``event:`` lines): the ``type`` inside the data names the event.
+        kind = data.get("type") or sse.event
+        if kind == "error":
+            raise _error_event(sse.data)
+        if kind == "message_stop":
+            return [self.finish()]
+        handler = self._handlers.get(kind)
+        return handler(self, data) if handler is not None else []  # ping, and event types added later
+
+    def start(self, data: dict[str, Any]) -> list[ModelEvent]:
+        index, block = data.get("index"), data.get("content_block")
+        if not isinstance(index, int) or not isinstance(block, dict):
+            raise StreamError(
+                "content_block_start without an index or a block", provider="anthropic", body=json.dumps(data)
+            )
+        kind = block.get("type")
+        self.blocks[index] = kind if isinstance(kind, str) else ""
+        if kind == "text":
+            return [TextDelta(block["text"])] if block.get("text") else []
+        if kind == "thinking":
+            return [ThinkingDelta(block.get("thinking") or "", block.get("signature") or "")]
+        if kind == "tool_use":
+            # Quirk (llama.cpp): tool_use starts without an id or without ``input``; the real API sends
+            # ``input: {}`` and then the arguments as input_json_delta fragments.
+            call_id = block.get("id") or f"toolu_{uuid.uuid4().hex[:24]}"
+            events: list[ModelEvent] = [ToolCallStart(index, call_id, block.get("name") or "")]
+            arguments = block.get("input")
+            self.tools[index] = bool(arguments)
+            if arguments:  # a server that sends the whole input at once: one fragment
+                events.append(ToolCallDelta(index, json.dumps(arguments)))
+            return events
+        self.partial[index] = (block, [])  # redacted_thinking, server_tool_use, *_tool_result, …
+        return []
+
+    def delta(self, data: dict[str, Any]) -> list[ModelEvent]:
+        index, delta = data.get("index"), data.get("delta")
+        if not isinstance(delta, dict):
+            raise StreamError(
+                "content_block_delta without a delta", provider="anthropic", body=json.dumps(data)
+            )
+        kind = delta.get("type")
+        if kind == "thinking_delta":
+            return [ThinkingDelta(delta.get("thinking") or "")]
+        if kind == "signature_delta":
+            return [ThinkingDelta(signature=delta.get("signature") or "")]
+        if kind == "input_json_delta":
+            fragment = delta.get("partial_json") or ""
+            if index in self.tools:
+                if not fragment:
+                    return []
+                self.tools[index] = True
+                return [ToolCallDelta(index, fragment)]  # type: ignore[arg-type]
+            if index in self.partial:
+                self.partial[index][1].append(fragment)  # type: ignore[index]
+                return []
+            raise StreamError(
+                f"input_json_delta for block {index}, which never started",
+                provider="anthropic",
+                body=json.dumps(data),
+            )
+        if kind == "text_delta":
+            return [TextDelta(delta.get("text") or "")]
+        # citations_delta and delta types added after this was written: Anthropic's versioning policy says
+        # clients must tolerate new event and delta types. Citations are not replayed (core has no field).
+        logger.debug("anthropic: ignoring %s for block %s", kind, index)
+        return []
+
+    def stop(self, data: dict[str, Any]) -> list[ModelEvent]:
+        index = data.get("index")
+        if index in self.tools and not self.tools[index]:
+            self.tools[index] = True
+            return [ToolCallDelta(index, "{}")]  # type: ignore[arg-type]  # a call without arguments
+        if index in self.partial:
+            block, fragments = self.partial.pop(index)  # type: ignore[arg-type]
+            if fragments and "".join(fragments).strip():
+                try:
+                    block = {**block, "input": json.loads("".join(fragments))}
+                except ValueError as exc:
+                    raise StreamError(
+                        f"server tool block {index} has malformed input: {exc}",
+                        provider="anthropic",
+                        body="".join(fragments),
+                    ) from None
+            return [raw_block(block)]
+        return []
+
+    def message_start(self, data: dict[str, Any]) -> list[ModelEvent]:
+        message = data.get("message")
+        usage = message.get("usage") if isinstance(message, dict) else None
+        return self._usage(usage)
+
+    def message_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
+        delta = data.get("delta")
+        if isinstance(delta, dict) and delta.get("stop_reason"):
+            self.stop_reason = str(delta["stop_reason"])
+        return self._usage(data.get("usage"))
+
+    def _usage(self, usage: Any) -> list[ModelEvent]:
+        if not isinstance(usage, dict):
+            return []
+        update = Usage(  # fields may be absent or null (compatible servers, cache fields before use)
+            input_tokens=usage.get("input_tokens") or 0,
+            output_tokens=usage.get("output_tokens") or 0,
+            cache_creation_input_tokens=usage.get("cache_creation_input_tokens") or 0,
+            cache_read_input_tokens=usage.get("cache_read_input_tokens") or 0,
+        )
+        self.usage = self.usage.merge(update)
+        return [self.usage]
+
+    def finish(self) -> Stop:
+        self.stopped = True
+        raw = self.stop_reason
+        reason = _STOP_REASONS.get(raw or "", "end_turn")
+        # Quirk (compatible servers): tool calls with end_turn / stop_sequence / no reason at all. The calls
+        # are what the turn produced, so the loop must run them. llama.cpp's "tool_use" with a stop_sequence
+        # set keeps "tool_use": the reason field wins over stop_sequence.
+        if self.tools and reason in ("end_turn", "stop_sequence"):
+            reason = "tool_use"
+        return Stop(reason=reason, raw=raw)
+
+
+_Turn._handlers = {
+    "content_block_start": _Turn.start,
+    "content_block_delta": _Turn.delta,
+    "content_block_stop": _Turn.stop,
+    "message_start": _Turn.message_start,
+    "message_delta": _Turn.message_delta,
+}
+
+
+def _error_event(data: str) -> StreamError:
+    """An ``error`` event inside a 200 stream; its data may not be Anthropic's envelope (llama.cpp)."""
+    message = data.strip() or "error event without data"
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            kind, text = error.get("type"), error.get("message")
+            message = f"{kind}: {text}" if kind and text else str(text or kind or message)
+        elif isinstance(error, str):
+            message = error
+    return StreamError(message, provider="anthropic", body=data)
+
+
+def _decode(data: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise StreamError("stream data is not JSON", provider="anthropic", body=data) from None
+    if not isinstance(payload, dict):
+        raise StreamError("stream data is not a JSON object", provider="anthropic", body=data)
+    return payload
+
+
+async def _batches(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[ServerSentEvent]]:
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        yield decoder.feed(chunk)
+    yield decoder.flush()
+
+
+async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[ModelEvent]:
+    """Decode the bytes of a messages stream into events; `StreamError` for anything malformed."""
+    turn = _Turn()
+    loads = json.loads
+    async with aclosing(_batches(chunks)) as batches:
+        async for batch in batches:
+            for sse in batch:
+                if turn.stopped:
+                    break  # anything after message_stop ([DONE] from OpenAI-style proxies) is ignored
+                data = None
+                if sse.event == "content_block_delta":  # the hot path: one text fragment per event
+                    try:
+                        data = loads(sse.data)
+                        delta = data["delta"]
+                        if delta["type"] == "text_delta":
+                            yield TextDelta(delta["text"])
+                            continue
+                    except (ValueError, KeyError, TypeError):
+                        data = None
+                for event in turn.handle(sse, data):
+                    yield event
+    if not turn.stopped:
+        if turn.stop_reason is None:
+            raise StreamError("the stream ended before the message was complete", provider="anthropic")
+        # Quirk (compatible servers): the stream ends after message_delta with a stop_reason but no
+        # message_stop; everything the turn said has arrived.
+        yield turn.finish()
+
+
+def _replay_message(raw: bytes) -> list[ModelEvent]:
+    """Quirk (compatible servers that ignore ``stream: true``): a whole message as one JSON body."""
+    payload = _decode(raw.decode("utf-8", errors="replace"))
+    if payload.get("type") == "error" or "content" not in payload:
+        raise _error_event(raw.decode("utf-8", errors="replace"))
+    turn = _Turn()
+    events = turn.message_start({"message": payload})
+    for index, block in enumerate(payload.get("content") or []):
+        events += turn.start({"index": index, "content_block": block})
+        events += turn.stop({"index": index})
+    events += turn.message_delta({"delta": {"stop_reason": payload.get("stop_reason")}})
+    return [*events, turn.finish()]
+
+
+# --- the provider -------------------------------------------------------------------------------------------
+
+
+class MessagesProvider:
+    """A model behind an Anthropic messages endpoint: the Anthropic API or a compatible server.
+
+    The key comes from ``api_key``, else ``OPENAGENT_API_KEY``, else ``ANTHROPIC_API_KEY``; the URL from
+    ``base_url``, else ``OPENAGENT_BASE_URL``, else ``ANTHROPIC_BASE_URL``, else the Anthropic API. A server
+    other than the Anthropic API needs no key (a placeholder is sent).
+
+    Args:
+        model: The model name, e.g. ``claude-sonnet-4-5``.
+        base_url: The server's root URL (a trailing ``/v1`` is accepted and dropped).
+        api_key: The API key.
+        http_client: An ``httpx2.AsyncClient`` to send requests with (proxies, tests); one is made otherwise.
+    """
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, api_key: str | None = None, http_client: Any = None
+    ) -> None:
+        try:
+            import anthropic
+            import httpx2
+        except ImportError as exc:  # pragma: no cover - the package depends on both
+            raise ImportError('the anthropic provider needs: pip install "openagent[anthropic]"') from exc
+        self._anthropic = anthropic
+        self._httpx = httpx2
+        self.model = model
+        env = os.environ.get
+        url = base_url or env("OPENAGENT_BASE_URL") or env("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        # Quirk (users of OpenAI-style URLs): the SDK appends /v1/messages itself, so a /v1 suffix is dropped.
+        url = url.rstrip("/").removesuffix("/v1")
+        official = url == DEFAULT_BASE_URL
+        key = api_key or env("OPENAGENT_API_KEY") or env("ANTHROPIC_API_KEY")
+        if not key:
+            if official:
+                raise ConfigError(
+                    "the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or api_key"
+                )
+            key = "no-key"  # local compatible servers (llama.cpp) take any key
+        self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
+        """Capabilities and defaults of this endpoint."""
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, base_url=url, max_retries=0, http_client=http_client
+        )
+
+    def cost(self, usage: Usage) -> float | None:
+        """What ``usage`` cost in USD on this model, or ``None`` when its price is unknown."""
+        return cost_usd(self.model, usage)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Send ``request`` and yield its events as they arrive.
+
+        Raises:
+            openagent.errors.ProviderError: A typed subclass for every failure: HTTP status, connection,
+                timeout, malformed stream.
+        """
+        body, headers = build_body(request)
+        anthropic, httpx = self._anthropic, self._httpx
+        options: dict[str, Any] = {"extra_headers": headers} if headers else {}
+        if request.timeout is not None:
+            options["timeout"] = request.timeout
+        started = False
+        try:
+            async with self._client.messages.with_streaming_response.create(
+                model=body.pop("model"),
+                max_tokens=body.pop("max_tokens"),
+                messages=body.pop("messages"),
+                stream=True,
+                extra_body=body,
+                **options,
+            ) as response:
+                http = response.http_response
+                if "text/event-stream" not in http.headers.get("content-type", "text/event-stream"):
+                    for event in _replay_message(await http.aread()):
+                        yield event
+                    return
+                async for event in parse_stream(http.aiter_bytes()):
+                    started = True
+                    yield event
+        except anthropic.APIStatusError as exc:
+            raise _status_error(exc) from None
+        except (anthropic.APITimeoutError, httpx.TimeoutException) as exc:
+            raise ProviderTimeoutError(f"timed out: {exc}", provider="anthropic") from exc
+        except (anthropic.APIConnectionError, httpx.TransportError) as exc:
+            if started:
+                raise StreamError(f"the connection broke mid-stream: {exc!r}", provider="anthropic") from exc
+            where = self.profile.base_url
+            raise ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic") from exc
+
+
+def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
+    body = exc.body
+    message = exc.message
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            message = str(error["message"])
+    try:
+        text = exc.response.text
+    except Exception:  # a body that was never read (streaming) has no text to keep
+        text = json.dumps(body) if body is not None else None
+    retry_after = _retry_after(exc.response.headers)
+    return error_for_status(
+        exc.status_code, message, provider="anthropic", body=text, retry_after=retry_after
+    )
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time())
+        except (TypeError, ValueError):
+            return None

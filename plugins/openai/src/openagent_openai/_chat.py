@@ -221,12 +221,12 @@ class ChatStream:
         *,
         tool_names: frozenset[str] = frozenset(),
         text_protocol: bool = False,
-        new_id: Callable[[], str] = new_call_id,
+        new_id: Callable[[], str] | None = None,
     ) -> None:
         self.provider = provider
         self.done = False
         self.seen_data = False
-        self._new_id = new_id
+        self._new_id = new_id or (lambda: new_call_id())  # looked up per call: tests fix the ids
         self._text = ""
         self._cumulative: bool | None = None
         self._finish: str | None = None

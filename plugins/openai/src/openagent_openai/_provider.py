@@ -11,10 +11,12 @@ import email.utils
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from openagent._sse import SSEDecoder
 from openagent.errors import (
+    ContextWindowExceededError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -28,6 +30,10 @@ from ._profiles import OpenAIProfile, resolve_api_key, resolve_base_url
 
 __all__ = ["ChatCompletionsProvider"]
 
+# The machine-readable codes servers give a context overflow, whatever their message says: OpenAI's
+# `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("the request exceeds the available
+# context size").
+_CONTEXT_CODES = ("context_length_exceeded", "exceed_context_size_error")
 _INSTALL = 'the openai provider needs the openai package: pip install "openagent[openai]"'
 
 
@@ -110,8 +116,9 @@ class ChatCompletionsProvider:
             async with client.chat.completions.with_streaming_response.create(
                 **kwargs, extra_body=body
             ) as raw:
-                async for item in self._events(raw.http_response, parser):
-                    yield item
+                async with aclosing(self._events(raw.http_response, parser)) as events:
+                    async for item in events:
+                        yield item
         except openai.APIStatusError as exc:
             raise self._status_error(exc.status_code, exc.response) from exc
         except openai.APITimeoutError as exc:
@@ -151,12 +158,13 @@ class ChatCompletionsProvider:
             return
         decoder = SSEDecoder()
         head = b""
-        async for chunk in response.aiter_bytes():
-            if not parser.seen_data and len(head) < 4096:
-                head += chunk
-            for event in decoder.feed(chunk):
-                for item in self._event(event.event, event.data, parser):
-                    yield item
+        async with aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                if not parser.seen_data and len(head) < 4096:
+                    head += chunk
+                for event in decoder.feed(chunk):
+                    for item in self._event(event.event, event.data, parser):
+                        yield item
         for event in decoder.flush():
             for item in self._event(event.event, event.data, parser):
                 yield item
@@ -177,12 +185,14 @@ class ChatCompletionsProvider:
             text = response.text  # the client has read the error body already
         except Exception:  # a body that could not be read leaves the status to speak for itself
             text = ""
+        message = _message(text) or response.reason_phrase or f"HTTP {status}"
+        retry_after = _retry_after(response.headers)
+        if status in (400, 413) and any(code in text for code in _CONTEXT_CODES):
+            return ContextWindowExceededError(
+                message, provider=self.profile.name, status_code=status, body=text, retry_after=retry_after
+            )
         return error_for_status(
-            status,
-            _message(text) or response.reason_phrase or f"HTTP {status}",
-            provider=self.profile.name,
-            body=text,
-            retry_after=_retry_after(response.headers),
+            status, message, provider=self.profile.name, body=text, retry_after=retry_after
         )
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx2
 import pytest
-
 from openagent_openai import PROFILES, ChatCompletionsProvider, OpenAIProfile
 
 ROOT = Path(__file__).resolve().parents[2]

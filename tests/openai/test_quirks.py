@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from conftest import SPLITS, Replay, sse
-
 from openagent.errors import StreamError
 from openagent.models import (
     ModelRequest,
@@ -351,7 +350,7 @@ def _request(**kwargs: Any) -> ModelRequest:
     return ModelRequest("test-model", [UserMessage(content="hi")], **kwargs)
 
 
-# --- malformed streams: each a typed StreamError, never a hang, a crash or a silent success ------------------
+# --- malformed streams: each a typed StreamError, never a hang, a crash or a silent success ---------------
 
 HTML = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 BROKEN = [

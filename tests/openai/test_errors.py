@@ -1,4 +1,4 @@
-"""HTTP and transport failures become the core's typed errors, with status, provider and the server's words."""
+"""HTTP and transport failures become the core's typed errors, with status, provider and the message."""
 
 from __future__ import annotations
 

@@ -1,18 +1,30 @@
-"""Permissions: modes, ``allowed_tools`` / ``disallowed_tools`` rules, and the ``can_use_tool`` callback.
+"""Permissions: modes, allow / deny / ask rules in Claude syntax, and the ``can_use_tool`` callback.
 
 Evaluation order (the Claude Agent SDK's): hooks → deny rules → ask rules → mode → allow rules →
-``can_use_tool``. A tool marked ``requires_permission`` (Write, Edit, Bash, web tools) that nothing allows
-is denied with a message saying how to allow it.
+``can_use_tool``. A hook's ``allow`` skips the question but not the deny and ask rules. A tool marked
+``requires_permission`` (Write, Edit, Bash, web tools) that nothing allows is denied with a message saying how
+to allow it; ``dontAsk`` denies everything no rule or hook allowed; ``plan`` runs no tool at all.
+
+Rules use the Claude syntax: ``"Read"`` (the whole tool), ``"Bash(git status:*)"`` (a command prefix),
+``"Bash(npm run *)"`` (a command pattern), ``"Write(src/**)"`` (a path glob, relative to the run's cwd),
+``"WebFetch(domain:example.com)"``, ``"mcp__srv"`` / ``"mcp__srv__*"`` (every tool of an MCP server) and
+``"mcp__srv__tool"``. A Bash command joined with ``&&``, ``;``, ``|`` … is allowed only when every part is.
 """
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+import logging
+import re
+import shlex
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeAlias
+from urllib.parse import urlsplit
 
 __all__ = [
+    "PLAN_MODE_NOTE",
     "CanUseTool",
     "PermissionMode",
     "PermissionResult",
@@ -23,9 +35,16 @@ __all__ = [
     "rule_matches",
 ]
 
+logger = logging.getLogger("openagent.permissions")
+
 PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+PLAN_MODE_NOTE = (
+    "Plan mode is active: no tool will run. Investigate from what you already know and answer with a plan "
+    "of the steps and tool calls you would make; the user will switch modes to carry it out."
+)
+"""Added to the system prompt in plan mode, so the model knows why its tool calls are refused."""
 
 
 @dataclass(slots=True)
@@ -56,31 +75,143 @@ class ToolPermissionContext:
     signal: Any = None
     suggestions: list[Any] = field(default_factory=list)
     tool_use_id: str | None = None
+    decision_reason: str | None = None
+    """Why the callback is asked (an ask rule or hook matched, or nothing allowed the call)."""
 
 
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 
+# --- rules ------------------------------------------------------------------------------------------------
 
-def _specifier_matches(specifier: str, tool_input: dict[str, Any]) -> bool:
-    """``Bash(git status:*)`` is a command prefix; ``Write(src/**)`` a path glob; otherwise exact."""
-    subject = tool_input.get("command") or tool_input.get("file_path") or tool_input.get("path")
-    subject = tool_input.get("url", "") if subject is None else subject
-    if not isinstance(subject, str):
-        return False
+_SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "\n", ";;", "|&"})
+
+
+def _subcommands(command: str) -> list[str] | None:
+    """Split a shell command on ``&&``, ``;``, ``|`` …; ``None`` when it cannot be analysed safely."""
+    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
+        return None
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    parts: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in _SHELL_OPERATORS or set(token) <= set(";&|"):
+                parts.append([])
+            else:
+                parts[-1].append(token)
+    except ValueError:  # an unclosed quote
+        return None
+    found = [" ".join(p) for p in parts if p]
+    return [command.strip()] if len(found) == 1 else found
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Gitignore-style globs: ``**`` crosses directories, ``*`` and ``?`` stay within one."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            ch = pattern[i]
+            out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
+            i += 1
+    return re.compile("".join(out))
+
+
+def _path_matches(specifier: str, path: str, cwd: Path | None) -> bool:
+    base = cwd or Path.cwd()
+    target = Path(path).expanduser()
+    target = target if target.is_absolute() else base / target
+    candidates = {target.as_posix()}
+    try:
+        candidates.add(target.resolve().relative_to(base.resolve()).as_posix())
+    except ValueError:
+        pass
+    if specifier.startswith("//"):  # Claude syntax: an absolute path
+        specifier = specifier[1:]
+    elif specifier.startswith("~/"):
+        specifier = str(Path(specifier).expanduser())
+    else:
+        specifier = specifier.removeprefix("./").lstrip("/")
+    regex = _glob_regex(specifier)
+    return any(regex.fullmatch(c) or regex.fullmatch(c.rstrip("/") + "/") for c in candidates)
+
+
+def _command_matches(specifier: str, command: str) -> bool:
     if specifier.endswith(":*"):
-        return subject.startswith(specifier[:-2])
-    if any(ch in specifier for ch in "*?["):
-        return fnmatch.fnmatchcase(subject, specifier) or fnmatch.fnmatchcase(subject, specifier.rstrip("/*") + "*")
-    return subject == specifier
+        prefix = specifier[:-2]
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" in specifier:
+        return re.fullmatch(".*".join(map(re.escape, specifier.split("*"))), command, re.DOTALL) is not None
+    return command == specifier
 
 
-def rule_matches(rule: str, tool_name: str, tool_input: dict[str, Any]) -> bool:
+def _specifier_matches(specifier: str, tool_input: Mapping[str, Any], cwd: Path | None) -> bool:
+    """``Bash(git status:*)`` is a command prefix; ``Write(src/**)`` a path glob; otherwise exact."""
+    if isinstance(command := tool_input.get("command"), str):
+        return _command_matches(specifier, command.strip())
+    if isinstance(url := tool_input.get("url"), str):
+        if specifier.startswith("domain:"):
+            host, wanted = (urlsplit(url).hostname or "").lower(), specifier[7:].lower()
+            return host == wanted or host.endswith("." + wanted)
+        return _command_matches(specifier, url)
+    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("notebook_path")
+    if isinstance(path, str):
+        return _path_matches(specifier, path, cwd)
+    subject = next((v for v in tool_input.values() if isinstance(v, str)), None)  # e.g. WebSearch(query)
+    return subject is not None and _command_matches(specifier, subject)
+
+
+def rule_matches(
+    rule: str, tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Path | None = None
+) -> bool:
     """Whether a rule in Claude syntax (``Read``, ``Bash(git status:*)``, ``mcp__srv``) covers the call."""
     rule = rule.strip()
     name, paren, rest = rule.partition("(")
     if not paren:
-        return rule == tool_name or (rule.startswith("mcp__") and tool_name.startswith(rule + "__"))
-    return name == tool_name and rest.endswith(")") and _specifier_matches(rest[:-1], tool_input)
+        if rule.startswith("mcp__") and rule.count("__") == 1 or rule.endswith("__*"):
+            return tool_name.startswith(rule.removesuffix("*").removesuffix("__") + "__")
+        return rule in (tool_name, "*")
+    if name != tool_name or not rest.endswith(")"):
+        return False
+    specifier = rest[:-1]
+    return specifier in ("", "*") or _specifier_matches(specifier, tool_input, _path(cwd))
+
+
+def _path(cwd: str | Path | None) -> Path | None:
+    return None if cwd is None else Path(cwd)
+
+
+def _allowed_by(
+    rules: Sequence[str], tool_name: str, tool_input: Mapping[str, Any], cwd: Path | None
+) -> bool:
+    """An allow rule covers a compound Bash command only when it covers every part."""
+    command = tool_input.get("command")
+    if tool_name != "Bash" or not isinstance(command, str):
+        return any(rule_matches(r, tool_name, tool_input, cwd=cwd) for r in rules)
+    if any(r.strip() == "Bash" for r in rules):
+        return True
+    parts = _subcommands(command)
+    if not parts:
+        return False
+    return all(any(rule_matches(r, tool_name, {"command": p}, cwd=cwd) for r in rules) for p in parts)
+
+
+def _denied_by(
+    rules: Sequence[str], tool_name: str, tool_input: Mapping[str, Any], cwd: Path | None
+) -> str | None:
+    """The first rule matching the call, or any part of a compound Bash command."""
+    inputs = [tool_input]
+    if tool_name == "Bash" and isinstance(command := tool_input.get("command"), str):
+        inputs += [{"command": p} for p in _subcommands(command) or []]
+    return next((r for r in rules for i in inputs if rule_matches(r, tool_name, i, cwd=cwd)), None)
+
+
+# --- the decision -----------------------------------------------------------------------------------------
 
 
 async def check_permission(
@@ -96,27 +227,94 @@ async def check_permission(
     hook_reason: str | None = None,
     can_use_tool: CanUseTool | None = None,
     context: ToolPermissionContext | None = None,
+    cwd: str | Path | None = None,
 ) -> PermissionResult:
-    """Decide whether one tool call may run, in the documented order."""
+    """Decide whether one tool call may run: hooks → deny rules → ask rules → mode → allow rules → callback.
+
+    Args:
+        tool_name: The tool the model called.
+        tool_input: Its arguments (after any hook rewrote them).
+        requires_permission: The tool changes things (Write, Edit, Bash …) and must be allowed.
+        mode: The permission mode.
+        allowed: Rules that allow without asking.
+        disallowed: Rules that deny, in every mode.
+        ask: Rules that always go to ``can_use_tool`` (denied when there is none, or in ``dontAsk``).
+        hook_decision: The combined ``permissionDecision`` of the PreToolUse hooks.
+        hook_reason: Their ``permissionDecisionReason``.
+        can_use_tool: The user's callback for whatever the rules and mode leave open.
+        context: Passed to ``can_use_tool``.
+        cwd: The run's working directory, against which relative path rules are matched.
+    """
+    where = _path(cwd)
     if hook_decision == "deny":
         return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
-    if hook_decision == "allow":
+    if rule := _denied_by(disallowed, tool_name, tool_input, where):
+        return PermissionResultDeny(message=f"{tool_name} is denied by the rule {rule!r} in disallowed_tools")
+    if mode == "plan":
+        return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
+    ask_rule = _denied_by(ask, tool_name, tool_input, where)
+    if hook_decision == "ask" or ask_rule:
+        why = (
+            f"the ask rule {ask_rule!r} matched"
+            if ask_rule
+            else (hook_reason or "a hook asked for confirmation")
+        )
+        return await _ask(tool_name, tool_input, mode, can_use_tool, context, why)
+    if hook_decision == "allow" or mode == "bypassPermissions":
         return PermissionResultAllow()
-    if any(rule_matches(r, tool_name, tool_input) for r in disallowed):
-        return PermissionResultDeny(message=f"{tool_name} is denied by the disallowed_tools rules")
-    must_ask = hook_decision == "ask" or any(rule_matches(r, tool_name, tool_input) for r in ask)
-    if not must_ask:
-        if mode == "plan":
-            return PermissionResultDeny(message=f"plan mode: {tool_name} was not run; describe the plan instead")
-        if mode == "bypassPermissions" or (mode == "acceptEdits" and tool_name in EDIT_TOOLS):
-            return PermissionResultAllow()
-        if any(rule_matches(r, tool_name, tool_input) for r in allowed):
-            return PermissionResultAllow()
-        if not requires_permission:
-            return PermissionResultAllow()
-    if can_use_tool is not None and mode != "dontAsk":
-        return await can_use_tool(tool_name, tool_input, context or ToolPermissionContext())
+    if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
+        return PermissionResultAllow()
+    if _allowed_by(allowed, tool_name, tool_input, where):
+        return PermissionResultAllow()
+    if not requires_permission and mode != "dontAsk":
+        return PermissionResultAllow()
+    return await _ask(tool_name, tool_input, mode, can_use_tool, context, f"no rule allows {tool_name}")
+
+
+async def _ask(
+    tool_name: str,
+    tool_input: dict[str, Any],
+    mode: PermissionMode,
+    can_use_tool: CanUseTool | None,
+    context: ToolPermissionContext | None,
+    why: str,
+) -> PermissionResult:
+    if mode == "dontAsk":
+        return PermissionResultDeny(
+            message=f"{tool_name} was denied: permission_mode='dontAsk' runs only tools that allowed_tools "
+            f"allows ({why}); add a rule such as allowed_tools=[{tool_name!r}]"
+        )
+    if can_use_tool is None:
+        return PermissionResultDeny(
+            message=f"{tool_name} needs permission ({why}): allow it with allowed_tools=[{tool_name!r}], a "
+            "can_use_tool callback, or permission_mode='acceptEdits' / 'bypassPermissions'"
+        )
+    context = context or ToolPermissionContext()
+    context.decision_reason = context.decision_reason or why
+    try:
+        answer: Any = can_use_tool(tool_name, tool_input, context)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:  # a broken callback must fail closed, and say so
+        logger.warning("can_use_tool raised %s: %s", type(exc).__name__, exc, exc_info=True)
+        return PermissionResultDeny(
+            message=f"{tool_name} was denied: can_use_tool raised {type(exc).__name__}: {exc}"
+        )
+    return _as_result(tool_name, answer)
+
+
+def _as_result(tool_name: str, answer: Any) -> PermissionResult:
+    """Accept the result classes or their dict form (``{"behavior": "allow", "updatedInput": {...}}``)."""
+    if isinstance(answer, PermissionResultAllow | PermissionResultDeny):
+        return answer
+    if isinstance(answer, Mapping) and answer.get("behavior") == "allow":
+        updated = answer.get("updatedInput", answer.get("updated_input"))
+        return PermissionResultAllow(updated_input=dict(updated) if isinstance(updated, Mapping) else None)
+    if isinstance(answer, Mapping) and answer.get("behavior") == "deny":
+        return PermissionResultDeny(
+            message=str(answer.get("message", "")), interrupt=bool(answer.get("interrupt"))
+        )
+    logger.warning("can_use_tool returned %r, not a PermissionResult: denying", answer)
     return PermissionResultDeny(
-        message=f"{tool_name} needs permission: allow it with allowed_tools=[{tool_name!r}], a can_use_tool "
-        "callback, or permission_mode='acceptEdits' / 'bypassPermissions'"
+        message=f"{tool_name} was denied: can_use_tool returned {answer!r}, not PermissionResultAllow/Deny"
     )

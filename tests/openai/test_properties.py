@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from openagent._sse import SSEDecoder
 from openagent.errors import ProviderError
 from openagent.models import ModelEvent

@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 import openagent_openai
+import pytest
 from openagent.errors import ConfigError
 from openagent.models import Provider
 from openagent.plugins import load_plugins

@@ -48,7 +48,7 @@ def _binary(name: str, debian_package: str, extra_dirs: list[str] = ()) -> str: 
             f"{debian_package!r} (apt-get install {debian_package})",
             pytrace=False,
         )
-    return found
+    return os.path.realpath(found)
 
 
 def _wait(ready: Callable[[], bool], what: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -257,7 +257,7 @@ class StoreSuite:
             make_entry(0, nested={"z": [1, 2.5, -3, None, True, False], "a": {"deep": [[], {}]}}),
             make_entry(1, text="unicode: é 漢字 🚀 \\ \" ' \n\t", big=2**53 + 1, small=-(2**40), frac=0.1),
             {"type": "summary", "summary": "no uuid, no timestamp"},
-            make_entry(3, empty="", zero=0, neg_zero_float=-1.5e-7, exp=6.02e23),
+            make_entry(3, empty="", zero=0, tiny=-1.5e-7, exp=6.02e-23, whole_float=1.0, large=1e15),
         ]
         await store.append(key, entries)
         assert await store.load(key) == entries

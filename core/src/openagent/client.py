@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
@@ -12,6 +13,7 @@ import anyio
 from .errors import ConfigError
 from .loop import Conversation, resolve_provider
 from .options import AgentOptions
+from .query import MessageStream
 from .types import AssistantMessage, Message, Usage, UserMessage
 
 __all__ = ["Client"]
@@ -72,21 +74,29 @@ class Client:
             self._prompts.append(message)
             self._arrived.set()
 
-    async def receive_response(self) -> AsyncIterator[Message]:
+    def receive_response(self) -> MessageStream[Message]:
         """The messages of the next queued prompt, up to and including its `ResultMessage`."""
-        if self._prompts:
-            async for message in self.conversation.run(self._prompts.popleft()):
-                yield message
+        return MessageStream(self._response())
 
-    async def receive_messages(self) -> AsyncIterator[Message]:
+    def receive_messages(self) -> MessageStream[Message]:
         """Every message of every queued prompt, waiting for new prompts until `disconnect`."""
+        return MessageStream(self._messages())
+
+    async def _response(self) -> AsyncGenerator[Message, None]:
+        if self._prompts:
+            async with aclosing(self.conversation.run(self._prompts.popleft())) as messages:
+                async for message in messages:
+                    yield message
+
+    async def _messages(self) -> AsyncGenerator[Message, None]:
         while not self._closed:
             if not self._prompts:
                 self._arrived = anyio.Event()
                 await self._arrived.wait()
                 continue
-            async for message in self.receive_response():
-                yield message
+            async with aclosing(self._response()) as messages:
+                async for message in messages:
+                    yield message
 
     async def interrupt(self) -> None:
         """Stop the turn in flight; it ends promptly with a `ResultMessage`."""

@@ -11,7 +11,8 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import anyio
@@ -340,7 +341,7 @@ class Conversation:
         }
         return SystemMessage(subtype="init", data=data)
 
-    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncIterator[Message]:
+    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
         opts = self.options
         first_run = not self._started
@@ -377,8 +378,9 @@ class Conversation:
             turn = _Turn(opts.include_partial_messages)
             began = time.monotonic()
             try:
-                async for event in self._stream(request, turn):
-                    yield event
+                async with aclosing(self._stream(request, turn)) as partials:
+                    async for event in partials:
+                        yield event
             except OpenAgentError as exc:
                 stats["api"] += time.monotonic() - began
                 yield await self._result("error_during_execution", started, stats, str(exc), last)
@@ -456,7 +458,7 @@ class Conversation:
             self._scope.cancel()
         return self._scope
 
-    async def _stream(self, request: ModelRequest, turn: _Turn) -> AsyncIterator[StreamEvent]:
+    async def _stream(self, request: ModelRequest, turn: _Turn) -> AsyncGenerator[StreamEvent, None]:
         """Stream one model turn into ``turn``; yields `StreamEvent`s only with partial messages on."""
         stream: AsyncIterator[ModelEvent] | None = None
         try:
@@ -468,8 +470,7 @@ class Conversation:
                 with self._cancel_scope():  # no yield inside: the fast path
                     async for event in stream:
                         turn.feed(event)
-                return
-            while not self._interrupted:
+            while turn.partial and not self._interrupted:
                 with self._cancel_scope() as scope:
                     try:
                         next_event = await stream.__anext__()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+import logging
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -12,12 +14,55 @@ from .loop import Conversation
 from .options import AgentOptions
 from .types import AssistantMessage, Message, ResultMessage, TextBlock, Usage
 
-__all__ = ["RunResult", "query", "run", "run_sync"]
+__all__ = ["MessageStream", "RunResult", "query", "run", "run_sync"]
+
+logger = logging.getLogger("openagent")
+T = TypeVar("T")
 
 
-async def query(
+class MessageStream(AsyncIterator[T]):
+    """The async iterator `query()` returns: an async generator that closes itself when abandoned.
+
+    Breaking out of ``async for`` (or cancelling the task) leaves a plain async generator suspended until
+    the garbage collector finds it, which trio reports as a ResourceWarning and which would keep the run's
+    resources open meanwhile. This wrapper closes the run as soon as it is dropped: its clean-up is
+    synchronous unless a plugin needs real I/O to close, which is then abandoned (and logged).
+    """
+
+    __slots__ = ("_agen",)
+
+    def __init__(self, agen: AsyncGenerator[T, None]) -> None:
+        self._agen = agen
+
+    def __aiter__(self) -> MessageStream[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        return await self._agen.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the run now and release what it holds."""
+        await self._agen.aclose()
+
+    def __del__(self) -> None:
+        agen = self._agen
+        if agen.ag_frame is None or agen.ag_running:
+            return
+        closer = agen.aclose()
+        try:
+            closer.send(None)
+        except StopIteration:
+            return
+        except BaseException as exc:  # a finalizer must not raise
+            logger.debug("closing an abandoned run failed: %r", exc)
+            return
+        closer.close()
+        logger.debug("an abandoned run needed I/O to close; it was dropped instead")
+
+
+def query(
     *, prompt: str | AsyncIterable[Mapping[str, Any]], options: AgentOptions | None = None
-) -> AsyncIterator[Message]:
+) -> MessageStream[Message]:
     """Run an agent on ``prompt`` and yield its messages as they happen.
 
     The order is `SystemMessage` (``subtype="init"``), then per turn an `AssistantMessage` and, when tools
@@ -34,18 +79,26 @@ async def query(
         openagent.errors.ProviderError: After the error `ResultMessage` was yielded, when the model
             endpoint failed.
     """
-    conversation = Conversation(options or AgentOptions())
+    return MessageStream(_query(prompt, Conversation(options or AgentOptions())))
+
+
+async def _query(
+    prompt: str | AsyncIterable[Mapping[str, Any]], conversation: Conversation
+) -> AsyncGenerator[Message, None]:
     try:
-        if isinstance(prompt, str):
-            async for message in conversation.run(prompt):
-                yield message
+        prompts = [prompt] if isinstance(prompt, str) else prompt
+        if isinstance(prompts, list):
+            for item in prompts:
+                async with aclosing(conversation.run(item)) as messages:
+                    async for message in messages:
+                        yield message
         else:
-            async for item in prompt:
-                async for message in conversation.run(item):
-                    yield message
+            async for item in prompts:
+                async with aclosing(conversation.run(item)) as messages:
+                    async for message in messages:
+                        yield message
     finally:
-        with anyio.CancelScope(shield=True):
-            await conversation.aclose()
+        await conversation.aclose()
 
 
 @dataclass

@@ -21,6 +21,11 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_check
 import anyio
 import anyio.to_thread
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
+
 from .errors import SessionError
 from .types import AssistantMessage, Message, UserMessage, parse_message
 
@@ -118,15 +123,15 @@ def _default_root() -> Path:
 class JSONLSessionStore:
     """One JSONL file per session under the user data directory; the default store.
 
-    Appends are flushed per batch (``durability="fsync"`` also fsyncs). One process writes a session at a
-    time, guarded by a lock file. A torn last line (a crash mid-write) is skipped on load and reported.
+    Appends are flushed per batch (``durability="fsync"`` also fsyncs), each under an exclusive lock on
+    the session's lock file, so concurrent writers never interleave lines. A torn last line (a crash
+    mid-write) is skipped on load and reported.
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *, durability: Literal["flush", "fsync"] = "flush"):
         self.root = Path(root) if root is not None else _default_root()
         self.durability = durability
         self._seen: dict[Path, set[str]] = {}
-        self._locks: dict[Path, Any] = {}
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
 
@@ -140,9 +145,9 @@ class JSONLSessionStore:
         path = self._path(key)
         seen = self._seen.get(path)
         if seen is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
             seen = self._seen[path] = {e["uuid"] for e in self._read(path) or [] if "uuid" in e}
-            self._lock(path)
-        fresh = [e for e in entries if e.get("uuid") not in seen or "uuid" not in e]
+        fresh = [e for e in entries if "uuid" not in e or e["uuid"] not in seen]
         if not fresh:
             return
         data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in fresh)
@@ -157,25 +162,14 @@ class JSONLSessionStore:
 
     @staticmethod
     def _write(path: Path, data: str, fsync: bool) -> None:
-        with path.open("a", encoding="utf-8") as fh:
+        """Append under an exclusive lock on ``<session>.lock``: writers never interleave lines."""
+        with path.with_suffix(".lock").open("a") as lock, path.open("a", encoding="utf-8") as fh:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
             fh.write(data)
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
-
-    def _lock(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer is on the user
-            return
-        fh = path.with_suffix(".lock").open("a+")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.close()
-            raise SessionError(f"session {path.stem} is being written by another process") from None
-        self._locks[path] = fh
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry of the session, in order; ``None`` when it was never written."""
@@ -229,10 +223,7 @@ class JSONLSessionStore:
         return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
 
     async def aclose(self) -> None:
-        """Release the session locks this store holds."""
-        for fh in self._locks.values():
-            fh.close()
-        self._locks.clear()
+        """Forget cached state (files are closed after every append)."""
         self._seen.clear()
 
 

@@ -150,7 +150,7 @@ class ScriptedModel:
     def _events(self, turn: Turn) -> list[ModelEvent | _Raise]:
         if isinstance(turn, BaseException):
             return [_Raise(turn)]
-        parts: Sequence[Part] = [_Text(turn)] if isinstance(turn, str) else turn
+        parts: Sequence[Part] = turn if isinstance(turn, list | tuple) else [turn]  # type: ignore[list-item]
         events: list[ModelEvent | _Raise] = []
         calls = 0
         for part in parts:

@@ -1,0 +1,76 @@
+"""A third-party-style plugin for the CLI tests: a scripted provider, two tools and a command.
+
+``--model clitest:/path/script.json`` replays the turns in that file with `openagent.testing.ScriptedModel`::
+
+    {"delay": 0.0, "chunk_size": 3, "turns": ["plain answer",
+        [{"thinking": "hmm"}, {"text": "Let me shout."}, {"tool": "Shout", "input": {"text": "hi"}}],
+        {"error": "the model fell over"}]}
+"""
+
+import json
+from pathlib import Path
+
+import click
+from openagent import ProviderError, hookimpl, tool
+from openagent.testing import ScriptedModel, text, thinking, tool_call
+from openagent.testing import error as raise_error
+
+
+def _part(part):
+    if "text" in part:
+        return text(part["text"])
+    if "thinking" in part:
+        return thinking(part["thinking"])
+    if "tool" in part:
+        return tool_call(part["tool"], part.get("input", {}), id=part.get("id"))
+    if "error" in part:
+        return raise_error(ProviderError(part["error"], provider="clitest"))
+    raise ValueError(f"bad script part {part!r}")
+
+
+def _turn(turn):
+    if isinstance(turn, str):
+        return turn
+    if isinstance(turn, dict):
+        return ProviderError(turn["error"], provider="clitest")
+    return [_part(p) for p in turn]
+
+
+def scripted(model, *, base_url=None, api_key=None):
+    script = json.loads(Path(model).read_text())
+    return ScriptedModel(
+        turns=[_turn(t) for t in script["turns"]],
+        delay=script.get("delay", 0.0),
+        chunk_size=script.get("chunk_size", 0),
+        model=script.get("name", "scripted"),
+    )
+
+
+@tool
+def Shout(text: str) -> str:
+    """Return the text in capitals."""
+    return text.upper()
+
+
+@tool(requires_permission=True)
+def Danger(action: str) -> str:
+    """Pretend to do something that needs the user's approval."""
+    return f"did {action}"
+
+
+@hookimpl
+def register_providers(register):
+    register("clitest", scripted)
+
+
+@hookimpl
+def register_tools(register):
+    register([Shout, Danger])
+
+
+@hookimpl
+def register_commands(cli):
+    @cli.command("clitest-hello")
+    def hello():
+        """Say hello (a command added by a plugin)."""
+        click.echo("hello from a plugin")

@@ -1,0 +1,51 @@
+"""openagent's built-in tools: Read, Write, Edit, Glob, Grep, Bash, WebFetch, WebSearch, TodoWrite,
+AskUserQuestion.
+
+Installed, they are selected by name: ``AgentOptions(tools=["Read", "Grep", "Edit"])``. WebSearch and
+AskUserQuestion need something from the application (a search backend, a way to reach the user): pass the
+tools the factories make, ``web_search(backend)`` and ``ask_user_question(callback)``; the registered ones
+answer with an error saying so. File tools work only under the run's ``cwd`` and ``add_dirs``.
+"""  # noqa: D205
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from openagent import Tool, hookimpl
+
+from ._bash import bash
+from ._files import edit, read, write
+from ._interactive import Question, Todo, ask_user_question, todo_write
+from ._search import glob, grep
+from ._web import SearchBackend, SearchResult, web_fetch, web_search
+
+__all__ = [
+    "Question",
+    "SearchBackend",
+    "SearchResult",
+    "Todo",
+    "all_tools",
+    "ask_user_question",
+    "bash",
+    "edit",
+    "glob",
+    "grep",
+    "read",
+    "register_tools",
+    "todo_write",
+    "web_fetch",
+    "web_search",
+    "write",
+]
+
+
+def all_tools() -> list[Tool]:
+    """Every built-in tool, WebSearch and AskUserQuestion without a backend or callback."""
+    return [read, write, edit, glob, grep, bash, web_fetch, web_search(), todo_write, ask_user_question()]
+
+
+@hookimpl
+def register_tools(register: Callable[[Any], None]) -> None:
+    """Register the built-in tools under their Claude Code names."""
+    register(all_tools())

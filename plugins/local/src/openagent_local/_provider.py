@@ -139,6 +139,15 @@ class LocalProvider:
         self.server = server
         return self._inner
 
+    def __repr__(self) -> str:
+        return f"LocalProvider({self.model!r})"
+
+    async def aclose(self) -> None:
+        """Close the connection pool. The server keeps running for reuse; it stops when the process exits."""
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            await inner.aclose()
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Start or reuse the server, then stream ``request`` through the chat-completions adapter.
 

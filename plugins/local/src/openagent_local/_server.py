@@ -111,9 +111,10 @@ class RunningServer:
         return "\n".join(text.splitlines()[-lines:])
 
 
-# Servers this interpreter started and must stop at exit. Process-wide by nature: a child process outlives
-# any one event loop or options object, and atexit is process-wide too.
-_OWNED: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
+# Servers this interpreter started: (process, state file, stop it at exit). Process-wide by nature: a child
+# process outlives any one event loop or options object, and atexit is process-wide too. Detached ones are
+# kept as well, so they are reaped (not left as zombies) and their Popen is never collected while running.
+_OWNED: dict[int, tuple[subprocess.Popen[bytes], Path, bool]] = {}
 
 
 def _running_dir(root: Path | None) -> Path:
@@ -229,8 +230,11 @@ def _signal_and_wait(pid: int, timeout: float) -> None:
 
 @atexit.register
 def _stop_owned() -> None:
-    for pid, (proc, state) in list(_OWNED.items()):
+    for pid, (proc, state, stop_at_exit) in list(_OWNED.items()):
         _OWNED.pop(pid, None)
+        if not stop_at_exit:
+            proc.returncode = proc.poll() or 0  # let it run on; silence Popen's "still running" warning
+            continue
         _terminate(proc, STOP_TIMEOUT)
         current = _read_state(state)
         if current is not None and current.pid == pid:
@@ -261,8 +265,7 @@ def _spawn(spec: ServerSpec, build: ServerBuild, state: Path, detach: bool) -> R
         log=str(log),
         owner_pid=None if detach else os.getpid(),
     )
-    if not detach:
-        _OWNED[proc.pid] = (proc, state)
+    _OWNED[proc.pid] = (proc, state, not detach)
     deadline = time.monotonic() + START_TIMEOUT
     while not _healthy(server, timeout=1.0):
         if proc.poll() is not None or time.monotonic() > deadline:

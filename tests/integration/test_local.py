@@ -1,0 +1,237 @@
+"""openagent end to end against a real llama-server running SmolLM2-135M-Instruct on loopback.
+
+A 135M model's answers are weak: the assertions are on what is robust (streaming shape, a tool call the
+loop executes, usage, interrupt and crash behaviour), never on what the model says. Sampling is pinned
+(temperature 0, a seed) so a run repeats itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+from typing import Any
+
+import httpx
+import pytest
+from openagent import (
+    AgentOptions,
+    AssistantMessage,
+    Client,
+    HookMatcher,
+    ResultMessage,
+    StreamEvent,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    query,
+    tool,
+)
+from openagent.errors import ProviderConnectionError
+from openagent_local import LocalProvider, ModelFile, ServerBuild, running_servers
+
+pytestmark = pytest.mark.anyio
+
+TOOL_TEMPLATE = "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
+"""A tool-use chat template from llama.cpp's source tree: tools in the system turn, calls in
+``<tool_call>`` tags, which the server's parser turns into OpenAI ``tool_calls``."""
+PINNED: dict[str, Any] = {"temperature": 0.0, "extra_body": {"seed": 42}}
+
+
+def _text_deltas(messages: list[Any]) -> list[str]:
+    return [
+        m.event["delta"]["text"]
+        for m in messages
+        if isinstance(m, StreamEvent)
+        and m.event.get("type") == "content_block_delta"
+        and m.event["delta"].get("type") == "text_delta"
+    ]
+
+
+def _text(message: AssistantMessage) -> str:
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def _healthy(provider: LocalProvider) -> bool:
+    assert provider.server is not None
+    return httpx.get(provider.server.base_url.removesuffix("/v1") + "/health").status_code == 200
+
+
+async def test_plain_text_streams_through_the_plugin(
+    server_build: ServerBuild, smollm2: ModelFile, plugins: None
+):
+    options = AgentOptions(
+        model="local:smollm2", include_partial_messages=True, max_tokens=40, persist_session=False, **PINNED
+    )
+    messages = [m async for m in query(prompt="What is the capital of France?", options=options)]
+
+    deltas = _text_deltas(messages)
+    assistant = [m for m in messages if isinstance(m, AssistantMessage)]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert result.subtype == "success"
+    assert len(deltas) >= 2  # streamed, not delivered whole
+    assert len(assistant) == 1
+    assert "".join(deltas) == _text(assistant[0]) != ""
+    assert result.result == _text(assistant[0])
+    assert any(s.model == str(smollm2.path) for s in running_servers())
+
+
+async def test_usage_is_reported(server_build: ServerBuild, smollm2: ModelFile, plugins: None):
+    options = AgentOptions(model="local:smollm2", max_tokens=16, persist_session=False, **PINNED)
+    messages = [m async for m in query(prompt="Count from one to twenty.", options=options)]
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    assert result.usage is not None
+    assert result.usage.input_tokens > 5
+    assert 0 < result.usage.output_tokens <= 16
+    assert result.total_cost_usd in (None, 0.0)  # a local model costs nothing
+
+
+async def test_the_same_answer_twice_with_pinned_sampling(server_build: ServerBuild, smollm2: ModelFile):
+    provider = LocalProvider("smollm2")
+    options = AgentOptions(model=provider, max_tokens=24, persist_session=False, **PINNED)
+    try:
+        first = [m async for m in query(prompt="Name a colour.", options=options)][-1]
+        second = [m async for m in query(prompt="Name a colour.", options=options)][-1]
+    finally:
+        await provider.aclose()
+    assert isinstance(first, ResultMessage) and isinstance(second, ResultMessage)
+    assert first.result == second.result != ""
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two whole numbers and return the sum."""
+    return a + b
+
+
+async def _first_turn_must_call_a_tool(
+    input_data: dict[str, Any], tool_use_id: Any, context: Any
+) -> dict[str, Any]:
+    """The tool turn is forced (``tool_choice: required``: llama-server constrains the output to a call in
+    the template's format); the turn after the result must answer in words (``none``)."""
+    request = input_data["request"]
+    answered = any(
+        isinstance(m, UserMessage)
+        and isinstance(m.content, list)
+        and any(isinstance(b, ToolResultBlock) for b in m.content)
+        for m in request.messages
+    )
+    updated = dataclasses.replace(request, tool_choice="none" if answered else "required")
+    return {"hookSpecificOutput": {"hookEventName": "PreModelRequest", "updatedRequest": updated}}
+
+
+async def test_a_tool_call_is_executed_by_the_loop_and_answered(
+    server_build: ServerBuild, smollm2: ModelFile
+):
+    provider = LocalProvider("smollm2", chat_template=TOOL_TEMPLATE)
+    options = AgentOptions(
+        model=provider,
+        tools=[add],
+        system_prompt="You are a calculator. Use the add tool for every sum.",
+        max_tokens=96,
+        max_turns=4,
+        persist_session=False,
+        hooks={"PreModelRequest": [HookMatcher(hooks=[_first_turn_must_call_a_tool])]},
+        **PINNED,
+    )
+    try:
+        messages = [m async for m in query(prompt="What is 2 + 3? Use the add tool.", options=options)]
+    finally:
+        await provider.aclose()
+
+    assert provider.server is not None and provider.server.chat_template is not None
+    assert provider.server.chat_template.endswith(TOOL_TEMPLATE)
+    calls = [
+        b
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolUseBlock)
+    ]
+    results = [
+        b for m in messages if isinstance(m, UserMessage) for b in m.content if isinstance(b, ToolResultBlock)
+    ]
+    assert calls, f"no tool call in {messages}"
+    call = calls[0]
+    assert call.name == "add"
+    assert isinstance(call.input["a"], int) and isinstance(call.input["b"], int)
+    assert results[0].tool_use_id == call.id
+    assert results[0].content in (
+        str(call.input["a"] + call.input["b"]),
+        [{"type": "text", "text": str(call.input["a"] + call.input["b"])}],
+    )
+    assert not results[0].is_error
+    final = messages[-1]
+    assert isinstance(final, ResultMessage)
+    assert final.subtype == "success"
+    assert final.num_turns == 2
+    last = [m for m in messages if isinstance(m, AssistantMessage)][-1]
+    assert not any(isinstance(b, ToolUseBlock) for b in last.content)
+    assert _text(last).strip() != ""
+
+
+async def test_an_interrupt_mid_stream_ends_the_turn_and_the_session_goes_on(
+    server_build: ServerBuild, smollm2: ModelFile
+):
+    provider = LocalProvider("smollm2")
+    options = AgentOptions(model=provider, include_partial_messages=True, max_tokens=400, **PINNED)
+    try:
+        async with Client(options) as client:
+            await client.query("Write a long story about a dragon who learns to bake bread.")
+            seen: list[Any] = []
+            async for message in client.receive_response():
+                seen.append(message)
+                if len(_text_deltas(seen)) == 3:
+                    await client.interrupt()
+            result = seen[-1]
+            assert isinstance(result, ResultMessage)
+            assert result.subtype == "error_during_execution"
+            assert result.stop_reason == "interrupted"
+            assert len(_text_deltas(seen)) < 100  # stopped well before the 400-token budget
+
+            await client.query("Say hello.")
+            after = [m async for m in client.receive_response()]
+            assert isinstance(after[-1], ResultMessage)
+            assert after[-1].subtype == "success"
+            prompts = [m.content for m in client.history if isinstance(m, UserMessage)]
+            assert prompts[0].startswith("Write a long story") and prompts[-1] == "Say hello."
+            assert _healthy(provider)
+    finally:
+        await provider.aclose()
+
+
+async def test_a_server_killed_mid_stream_is_a_typed_error_and_the_session_survives(
+    server_build: ServerBuild, smollm2: ModelFile
+):
+    # A server of its own (another context size), so killing it does not disturb the other tests.
+    provider = LocalProvider("smollm2", ctx_size=2048)
+    options = AgentOptions(model=provider, include_partial_messages=True, max_tokens=400, **PINNED)
+    try:
+        async with Client(options) as client:
+            await client.query("Write a long story about a dragon who learns to bake bread.")
+            seen: list[Any] = []
+            with pytest.raises(ProviderConnectionError) as info:
+                async for message in client.receive_response():
+                    seen.append(message)
+                    if len(_text_deltas(seen)) == 3:
+                        assert provider.server is not None
+                        killed = provider.server.pid
+                        os.kill(killed, signal.SIGKILL)
+            assert info.value.provider == "local"
+            assert f"pid {killed}" in str(info.value)
+            result = seen[-1]
+            assert isinstance(result, ResultMessage) and result.subtype == "error_during_execution"
+
+            # The conversation is intact: the next prompt starts a new server and is answered.
+            await client.query("Say hello.")
+            after = [m async for m in client.receive_response()]
+            assert isinstance(after[-1], ResultMessage) and after[-1].subtype == "success"
+            assert provider.server is not None and provider.server.pid != killed
+            prompts = [m.content for m in client.history if isinstance(m, UserMessage)]
+            assert prompts[0].startswith("Write a long story") and prompts[-1] == "Say hello."
+    finally:
+        await provider.aclose()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from openagent_local import LLAMA_CPP_VERSION, BuildError, build_server, find_server
-from openagent_local._build import CMAKE_FLAGS, _run
+from openagent_local._build import CMAKE_FLAGS, _download, _run
 
 
 def test_a_complete_build_is_found(root: Path):
@@ -54,3 +54,10 @@ def test_missing_compilers_are_named_with_the_packages_to_install(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(BuildError, match="apt-get install cmake build-essential"):
         build_server(root=tmp_path / "cache")
+
+
+def test_without_pip_the_download_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # an interpreter without pip
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BuildError, match="pip is needed .* uv pip install pip"):
+        _download(tmp_path, LLAMA_CPP_VERSION)

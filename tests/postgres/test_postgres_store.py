@@ -22,7 +22,9 @@ class PostgresBackend(Backend):
         self.url = server.url
 
     def store(self, namespace: str | None = None) -> PostgresSessionStore:
-        return PostgresSessionStore(self.url, table=namespace or f"t{uuid.uuid4().hex}", min_size=1, max_size=4)
+        return PostgresSessionStore(
+            self.url, table=namespace or f"t{uuid.uuid4().hex}", min_size=1, max_size=4
+        )
 
     def namespace_of(self, store: Any) -> str:
         return str(store.table)
@@ -54,10 +56,14 @@ async def test_one_table_jsonb_and_indexed(postgres_server: PostgresServer) -> N
         await store.append({"project_key": "p", "session_id": "s"}, [{"type": "x", "uuid": "1"}])
     conn = await asyncpg.connect(postgres_server.url)
     try:
-        columns = dict(await conn.fetch(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1", table
-        ))
-        indexes = [r[0] for r in await conn.fetch("SELECT indexdef FROM pg_indexes WHERE tablename = $1", table)]
+        columns = dict(
+            await conn.fetch(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1", table
+            )
+        )
+        indexes = [
+            r[0] for r in await conn.fetch("SELECT indexdef FROM pg_indexes WHERE tablename = $1", table)
+        ]
     finally:
         await conn.close()
     assert columns["entry"] == "jsonb"
@@ -87,7 +93,9 @@ async def test_concurrent_first_use_creates_the_table_once(postgres_server: Post
     import anyio
 
     table = f"t{uuid.uuid4().hex}"
-    stores = [PostgresSessionStore(postgres_server.url, table=table, min_size=1, max_size=1) for _ in range(8)]
+    stores = [
+        PostgresSessionStore(postgres_server.url, table=table, min_size=1, max_size=1) for _ in range(8)
+    ]
     try:
         async with anyio.create_task_group() as tg:
             for i, store in enumerate(stores):

@@ -14,8 +14,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
+def redis_server() -> Iterator[RedisServer]:
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()

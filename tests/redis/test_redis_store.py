@@ -48,9 +48,15 @@ async def test_keys_live_under_the_prefix_and_delete_leaves_nothing(redis_server
         await store.append(key, [{"type": "x", "uuid": "1"}])
         await store.append({**key, "subpath": "subagents/a"}, [{"type": "x", "uuid": "1"}])
         assert sorted(await client.keys(f"{prefix}:*")) == sorted(
-            k.encode() for k in [f'{prefix}:s:["proj", "s"]:e:', f'{prefix}:s:["proj", "s"]:u:',
-                                 f'{prefix}:s:["proj", "s"]:e:subagents/a', f'{prefix}:s:["proj", "s"]:u:subagents/a',
-                                 f'{prefix}:s:["proj", "s"]:subkeys', f'{prefix}:p:"proj"']
+            k.encode()
+            for k in [
+                f'{prefix}:s:["proj", "s"]:e:',
+                f'{prefix}:s:["proj", "s"]:u:',
+                f'{prefix}:s:["proj", "s"]:e:subagents/a',
+                f'{prefix}:s:["proj", "s"]:u:subagents/a',
+                f'{prefix}:s:["proj", "s"]:subkeys',
+                f'{prefix}:p:"proj"',
+            ]
         )
         await store.delete(key)
         assert await client.keys(f"{prefix}:*") == []

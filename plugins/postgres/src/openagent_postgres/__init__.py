@@ -1,4 +1,4 @@
-"""PostgreSQL session store for openagent: ``session_store="postgresql://host/db"`` or `PostgresSessionStore`."""
+"""PostgreSQL session store for openagent: ``session_store="postgresql://host/db"`` or a store instance."""
 
 from __future__ import annotations
 

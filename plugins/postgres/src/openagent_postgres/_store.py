@@ -10,7 +10,7 @@ from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 from openagent.errors import ConfigError, SessionError
 from openagent.sessions import SessionKey, SessionListEntry
 
@@ -104,12 +104,18 @@ class PostgresSessionStore:
         self.dsn = dsn
         self.table = table
         self._pool_args: dict[str, Any] = {
-            "min_size": min_size, "max_size": max_size, "timeout": timeout, "command_timeout": command_timeout
+            "min_size": min_size,
+            "max_size": max_size,
+            "timeout": timeout,
+            "command_timeout": command_timeout,
         }
         self._pool: asyncpg.Pool | None = None
         self._lock = anyio.Lock()
         self._closed = False
-        self._sql = {name: sql.format(t=f'"{table}"', i=table) for name, sql in [("schema", _SCHEMA), ("append", _APPEND)]}
+        self._sql = {
+            name: sql.format(t=f'"{table}"', i=table)
+            for name, sql in [("schema", _SCHEMA), ("append", _APPEND)]
+        }
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSessionStore:
@@ -130,14 +136,17 @@ class PostgresSessionStore:
             return
         pk, sid, sub = key["project_key"], key["session_id"], key.get("subpath") or ""
         await self._run(
-            "append to", key, lambda c: c.execute(self._sql["append"], pk, sid, sub, uuids, texts),
+            "append to",
+            key,
+            lambda c: c.execute(self._sql["append"], pk, sid, sub, uuids, texts),
             idempotent=None not in uuids,
         )
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
         query = (
-            f'SELECT entry::text FROM "{self.table}" WHERE project_key = $1 AND session_id = $2 AND subpath = $3 '
+            f'SELECT entry::text FROM "{self.table}" '
+            "WHERE project_key = $1 AND session_id = $2 AND subpath = $3 "
             "ORDER BY seq"
         )
         args = (key["project_key"], key["session_id"], key.get("subpath") or "")
@@ -147,7 +156,7 @@ class PostgresSessionStore:
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """The main transcripts of ``project_key``, with their last write time in epoch milliseconds."""
         query = (
-            f'SELECT session_id, max(mtime) FROM "{self.table}" WHERE project_key = $1 AND subpath = \'\' '
+            f"SELECT session_id, max(mtime) FROM \"{self.table}\" WHERE project_key = $1 AND subpath = '' "
             "GROUP BY session_id"
         )
         key: SessionKey = {"project_key": project_key, "session_id": "*"}
@@ -168,7 +177,9 @@ class PostgresSessionStore:
             f'SELECT DISTINCT subpath FROM "{self.table}" WHERE project_key = $1 AND session_id = $2 '
             "AND subpath <> '' ORDER BY subpath"
         )
-        rows = await self._run("list subkeys of", key, lambda c: c.fetch(query, key["project_key"], key["session_id"]))
+        rows = await self._run(
+            "list subkeys of", key, lambda c: c.fetch(query, key["project_key"], key["session_id"])
+        )
         return [row[0] for row in rows]
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -210,8 +221,13 @@ class PostgresSessionStore:
                 if attempt == 1 and idempotent:
                     continue
                 raise self._error(action, key, exc) from exc
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError,
-                    TimeoutError) as exc:
+            except (
+                asyncpg.PostgresError,
+                asyncpg.InterfaceError,
+                asyncpg.InternalClientError,
+                OSError,
+                TimeoutError,
+            ) as exc:
                 raise self._error(action, key, exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from openagent.errors import SessionError
 from openagent.sessions import SessionKey, SessionListEntry
@@ -61,7 +61,10 @@ def _encode(entries: list[dict[str, Any]]) -> list[str]:
         if uuid is not None and not isinstance(uuid, str):
             raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
         try:
-            args += ["" if uuid is None else f"u{uuid}", json.dumps(entry, ensure_ascii=False, allow_nan=False)]
+            args += [
+                "" if uuid is None else f"u{uuid}",
+                json.dumps(entry, ensure_ascii=False, allow_nan=False),
+            ]
         except (TypeError, ValueError) as exc:
             raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
     return args
@@ -141,7 +144,9 @@ class RedisSessionStore:
         base, sub = self._base(key), key.get("subpath") or ""
         third = self._index(key["project_key"]) if not sub else base + "subkeys"
         with self._errors("append to", key):
-            await self._append(keys=[base + "e:" + sub, base + "u:" + sub, third], args=[sub, key["session_id"], *args])
+            await self._append(
+                keys=[base + "e:" + sub, base + "u:" + sub, third], args=[sub, key["session_id"], *args]
+            )
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
@@ -152,7 +157,10 @@ class RedisSessionStore:
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """The main transcripts of ``project_key``, with their last write time in epoch milliseconds."""
         with self._errors("list sessions of", {"project_key": project_key, "session_id": "*"}):
-            rows = await self._redis.zrange(self._index(project_key), 0, -1, withscores=True)
+            rows = cast(
+                "list[tuple[bytes, float]]",
+                await self._redis.zrange(self._index(project_key), 0, -1, withscores=True),
+            )
         return [{"session_id": sid.decode(), "mtime": int(score)} for sid, score in rows]
 
     async def delete(self, key: SessionKey) -> None:
@@ -160,8 +168,9 @@ class RedisSessionStore:
         base, sub = self._base(key), key.get("subpath") or ""
         with self._errors("delete", key):
             if not sub:
-                await self._delete_session(keys=[self._index(key["project_key"]), base + "subkeys"],
-                                           args=[base, key["session_id"]])
+                await self._delete_session(
+                    keys=[self._index(key["project_key"]), base + "subkeys"], args=[base, key["session_id"]]
+                )
                 return
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.delete(base + "e:" + sub, base + "u:" + sub)
@@ -171,13 +180,13 @@ class RedisSessionStore:
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
         with self._errors("list subkeys of", key):
-            members = await self._redis.smembers(self._base(key) + "subkeys")
+            members = cast("set[bytes]", await self._redis.smembers(self._base(key) + "subkeys"))
         return sorted(m.decode() for m in members)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Close the connection pool (unless the client was passed in); the store cannot be used afterwards."""
+        """Close the connection pool (not a client passed in); the store cannot be used afterwards."""
         if self._closed:
             return
         if self._owns_client:

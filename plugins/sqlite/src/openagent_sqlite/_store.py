@@ -234,6 +234,7 @@ class SQLiteSessionStore:
         except (sqlite3.Error, OSError, ValueError) as exc:
             where = f" {key['project_key']}/{key['session_id']}" if key else ""
             sub = f"/{key['subpath']}" if key and key.get("subpath") else ""
+            problem = f"{type(exc).__name__}: {exc}"
             raise SessionError(
-                f"SQLite session store {self.path!r}: could not {action}{where}{sub}: {type(exc).__name__}: {exc}"
+                f"SQLite session store {self.path!r}: could not {action}{where}{sub}: {problem}"
             ) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
 from openagent import AgentOptions, ToolContext
 
@@ -12,7 +13,9 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / "src" / "pkg").mkdir(parents=True)
     (root / "src" / "pkg" / "__init__.py").write_text("")
-    (root / "src" / "pkg" / "core.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    (root / "src" / "pkg" / "core.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
     (root / "README.md").write_text("# Demo\n\nA demo project.\nTODO: write docs\n")
     (root / "notes.txt").write_text("alpha\nbeta\ngamma\n")
     return root
@@ -28,4 +31,6 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def context(project: Path) -> ToolContext:
-    return ToolContext(tool_use_id="call_1", session_id="s", cwd=str(project), options=AgentOptions(cwd=project))
+    return ToolContext(
+        tool_use_id="call_1", session_id="s", cwd=str(project), options=AgentOptions(cwd=project)
+    )

@@ -63,13 +63,21 @@ async def test_read_image_is_an_image_block(context: ToolContext, project: Path)
     assert isinstance(result.content, list)
     (block,) = result.content
     assert block["type"] == "image"
-    assert block["source"] == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()}
+    assert block["source"] == {
+        "type": "base64",
+        "media_type": "image/png",
+        "data": base64.b64encode(PNG).decode(),
+    }
 
 
 @pytest.mark.parametrize(
     ("setup", "arguments", "message"),
     [
-        (lambda p: (p / "blob.bin").write_bytes(b"\x7fELF\x00\x01\x02"), {"file_path": "blob.bin"}, "binary file"),
+        (
+            lambda p: (p / "blob.bin").write_bytes(b"\x7fELF\x00\x01\x02"),
+            {"file_path": "blob.bin"},
+            "binary file",
+        ),
         (lambda p: None, {"file_path": "missing.txt"}, "does not exist"),
         (lambda p: None, {"file_path": "src"}, "is a directory"),
         (lambda p: None, {"file_path": "notes.txt", "offset": 99}, "past the end"),
@@ -79,7 +87,9 @@ async def test_read_image_is_an_image_block(context: ToolContext, project: Path)
     ],
     ids=["binary", "missing", "directory", "offset-past-end", "offset-zero", "empty-path", "no-path"],
 )
-async def test_read_errors(context: ToolContext, project: Path, setup: Any, arguments: Any, message: str) -> None:
+async def test_read_errors(
+    context: ToolContext, project: Path, setup: Any, arguments: Any, message: str
+) -> None:
     setup(project)
     assert message in failed(await call(read, context, **arguments))
 
@@ -93,7 +103,9 @@ async def test_read_refuses_huge_images(context: ToolContext, project: Path) -> 
 
 
 async def test_write_creates_parents_and_overwrites(context: ToolContext, project: Path) -> None:
-    assert "Created new/dir/file.txt" in ok(await call(write, context, file_path="new/dir/file.txt", content="hi\n"))
+    assert "Created new/dir/file.txt" in ok(
+        await call(write, context, file_path="new/dir/file.txt", content="hi\n")
+    )
     assert (project / "new/dir/file.txt").read_text() == "hi\n"
     assert "Overwrote" in ok(await call(write, context, file_path="new/dir/file.txt", content="bye"))
     assert (project / "new/dir/file.txt").read_text() == "bye"
@@ -113,12 +125,23 @@ async def test_edit_replaces_a_unique_string(context: ToolContext, project: Path
     assert "return b + a" in (project / "src/pkg/core.py").read_text()
 
 
-async def test_edit_refuses_an_ambiguous_match_unless_replace_all(context: ToolContext, project: Path) -> None:
-    message = failed(await call(edit, context, file_path="src/pkg/core.py", old_string="(a, b)", new_string="(x, y)"))
+async def test_edit_refuses_an_ambiguous_match_unless_replace_all(
+    context: ToolContext, project: Path
+) -> None:
+    message = failed(
+        await call(edit, context, file_path="src/pkg/core.py", old_string="(a, b)", new_string="(x, y)")
+    )
     assert "occurs 2 times" in message
     assert "(a, b)" in (project / "src/pkg/core.py").read_text()  # untouched
     out = ok(
-        await call(edit, context, file_path="src/pkg/core.py", old_string="(a, b)", new_string="(x, y)", replace_all=True)
+        await call(
+            edit,
+            context,
+            file_path="src/pkg/core.py",
+            old_string="(a, b)",
+            new_string="(x, y)",
+            replace_all=True,
+        )
     )
     assert "2 occurrences" in out
     assert (project / "src/pkg/core.py").read_text().count("(x, y)") == 2
@@ -171,8 +194,10 @@ def trap(project: Path, outside: Path) -> Path:
     return outside
 
 
-@pytest.mark.parametrize("raw", ATTACKS, ids=["dotdot", "inner-dotdot", "absolute", "dir-symlink", "file-symlink",
-                                             "etc", "home"])  # fmt: skip
+ATTACK_IDS = ["dotdot", "inner-dotdot", "absolute", "dir-symlink", "file-symlink", "etc", "home"]
+
+
+@pytest.mark.parametrize("raw", ATTACKS, ids=ATTACK_IDS)
 @pytest.mark.parametrize(
     ("tool", "extra"),
     [(read, {}), (write, {"content": "pwned"}), (edit, {"old_string": "top", "new_string": "pwned"})],
@@ -203,7 +228,10 @@ async def test_search_tools_refuse_paths_outside_and_skip_escaping_links(
 
 async def test_add_dirs_extend_the_allowed_places(project: Path, outside: Path) -> None:
     context = ToolContext(
-        tool_use_id="c", session_id="s", cwd=str(project), options=AgentOptions(cwd=project, add_dirs=[outside])
+        tool_use_id="c",
+        session_id="s",
+        cwd=str(project),
+        options=AgentOptions(cwd=project, add_dirs=[outside]),
     )
     assert "top secret" in ok(await call(read, context, file_path=str(outside / "secret.txt")))
     context.options.add_dirs = []

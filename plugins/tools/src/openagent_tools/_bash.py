@@ -94,13 +94,14 @@ async def bash(
     env = {**os.environ, **dict(getattr(context.options, "env", None) or {})}
     out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
     try:
-        process = await anyio.open_process(
-            [_shell(), "-c", command],
-            cwd=context.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        with anyio.CancelScope(shield=True):  # a cancel while spawning would leak the started process
+            process = await anyio.open_process(
+                [_shell(), "-c", command],
+                cwd=context.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
     except OSError as exc:
         raise ToolError(f"could not start the shell in {context.cwd}: {exc}") from None
     try:

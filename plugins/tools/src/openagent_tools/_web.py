@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import aclosing
 from typing import Any, Literal, Protocol, TypedDict
 
 import httpx
@@ -40,12 +41,13 @@ async def _download(url: str, seconds: float) -> tuple[httpx.Response, bytes, bo
         async with client.stream("GET", url) as response:
             body = bytearray()
             cut = False
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_BYTES:
-                    del body[MAX_BYTES:]
-                    cut = True
-                    break
+            async with aclosing(response.aiter_bytes()) as chunks:  # closed even when we stop early
+                async for chunk in chunks:
+                    body += chunk
+                    if len(body) > MAX_BYTES:
+                        del body[MAX_BYTES:]
+                        cut = True
+                        break
             return response, bytes(body), cut
 
 
@@ -87,8 +89,8 @@ async def web_fetch(
                             .startswith(("<!doctype html", "<html"))):  # fmt: skip
         text = _html_to(text, format)
     head = [f"URL: {response.url}"] + ([f"Looking for: {prompt}"] if prompt else [])
-    tail = [f"[body cut at {MAX_BYTES} bytes]"] if cut else []
-    return "\n".join([*head, "", text, *tail])
+    head += [f"[body cut at {MAX_BYTES} bytes]"] if cut else []
+    return "\n".join([*head, "", text])
 
 
 class SearchResult(TypedDict, total=False):

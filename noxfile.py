@@ -62,9 +62,11 @@ def _install(session: nox.Session, *packages: str) -> None:
     args: list[str] = []
     for package in sorted(wanted):
         args += ["-e", str(_path(package))]
-        args += nox.project.dependency_groups(_pyproject(package), "test") if "dependency-groups" in _pyproject(
-            package
-        ) else []
+        args += (
+            nox.project.dependency_groups(_pyproject(package), "test")
+            if "dependency-groups" in _pyproject(package)
+            else []
+        )
     session.install(*TEST_DEPS, *args)
 
 
@@ -93,8 +95,16 @@ def tests(session: nox.Session, package: str) -> None:
         session.error(f"{package} has no tests in {folder}")
     if package == "core":
         session.run(
-            "python", "-m", "coverage", "run", "--source=openagent", "-m", "pytest", str(folder),
-            "tests/test_public_api.py", *session.posargs,
+            "python",
+            "-m",
+            "coverage",
+            "run",
+            "--source=openagent",
+            "-m",
+            "pytest",
+            str(folder),
+            "tests/test_public_api.py",
+            *session.posargs,
         )
         session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
     else:
@@ -153,4 +163,3 @@ def record(session: nox.Session) -> None:
     """Re-record cassettes against live servers: ``nox -s record -- --provider ollama``."""
     _install(session, *_packages())
     _pytest(session, "tests", "-m", "not integration", "--record-mode=rewrite")
-

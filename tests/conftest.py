@@ -1,4 +1,4 @@
-"""Shared test set-up: no plugin autoload unless a test asks, a private user directory, both async backends."""
+"""Shared test set-up: no plugin autoload unless asked, a private user directory, both async backends."""
 
 from __future__ import annotations
 
@@ -18,6 +18,14 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("OPENAGENT_PLUGINS", "")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
-    for var in ("OPENAGENT_MODEL", "OPENAGENT_BASE_URL", "OPENAGENT_API_KEY", "OPENAI_API_KEY",
-                "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"):
+    for var in (
+        "OPENAGENT_MODEL",
+        "OPENAGENT_BASE_URL",
+        "OPENAGENT_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "OLLAMA_HOST",
+    ):
         monkeypatch.delenv(var, raising=False)

@@ -5,7 +5,6 @@ import threading
 import anyio
 import pytest
 import stamina
-
 from openagent import AgentOptions, Client, query, run, tool
 from openagent.errors import ProviderError, RateLimitError, StreamError
 from openagent.models import Stop, TextDelta
@@ -44,14 +43,29 @@ async def test_message_order_for_a_tool_round_trip():
     model = ScriptedModel([[tool_call("add", {"a": 2, "b": 3}), usage(10, 5)], ["2 + 3 = 5", usage(20, 4)]])
     messages = await collect("What is 2 + 3?", AgentOptions(model=model, tools=[add]))
 
-    assert kinds(messages) == ["SystemMessage", "AssistantMessage", "UserMessage", "AssistantMessage", "ResultMessage"]
+    assert kinds(messages) == [
+        "SystemMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
     init, call, results, answer, result = messages
-    assert init.subtype == "init" and init.data["tools"] == ["add"] and init.data["session_id"] == result.session_id
+    assert (
+        init.subtype == "init"
+        and init.data["tools"] == ["add"]
+        and init.data["session_id"] == result.session_id
+    )
     assert call.content == [ToolUseBlock(id=call.content[0].id, name="add", input={"a": 2, "b": 3})]
     assert call.stop_reason == "tool_use"
     assert results.content == [ToolResultBlock(tool_use_id=call.content[0].id, content="5.0")]
     assert answer.content == [TextBlock(text="2 + 3 = 5")]
-    assert (result.subtype, result.is_error, result.num_turns, result.result) == ("success", False, 2, "2 + 3 = 5")
+    assert (result.subtype, result.is_error, result.num_turns, result.result) == (
+        "success",
+        False,
+        2,
+        "2 + 3 = 5",
+    )
     assert (result.usage.input_tokens, result.usage.output_tokens) == (30, 9)
     # the second request carried the tool call and its result, in order
     second = model.requests[1].messages
@@ -64,8 +78,14 @@ async def test_partial_stream_events_concatenate_to_the_final_text_in_anthropic_
     messages = await collect("hi", AgentOptions(model=model, include_partial_messages=True))
 
     events = [m.event for m in messages if isinstance(m, StreamEvent)]
-    text_deltas = [e["delta"]["text"] for e in events if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"]
-    thinking_deltas = [e["delta"]["thinking"] for e in events if e.get("delta", {}).get("type") == "thinking_delta"]
+    text_deltas = [
+        e["delta"]["text"]
+        for e in events
+        if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"
+    ]
+    thinking_deltas = [
+        e["delta"]["thinking"] for e in events if e.get("delta", {}).get("type") == "thinking_delta"
+    ]
     assert len(text_deltas) > 3
     final = next(m for m in messages if isinstance(m, AssistantMessage))
     assert "".join(text_deltas) == final.content[1].text == "Hello, streaming world!"
@@ -118,7 +138,11 @@ async def test_parallel_tool_calls_false_runs_calls_one_after_another():
 
 
 async def test_client_side_tool_ends_the_turn_and_continues_with_the_callers_answer():
-    weather = {"name": "weather", "description": "Weather in a city", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    weather = {
+        "name": "weather",
+        "description": "Weather in a city",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
     model = ScriptedModel([[tool_call("weather", {"city": "Paris"})], "It is sunny in Paris."])
     async with Client(AgentOptions(model=model, tools=[weather])) as client:
         await client.query("Weather in Paris?")
@@ -151,7 +175,11 @@ async def test_interrupt_stops_a_streaming_turn_within_one_chunk():
         async for message in client.receive_response():
             if interrupted and isinstance(message, StreamEvent):
                 seen_after_interrupt += 1
-            if isinstance(message, StreamEvent) and message.event["type"] == "content_block_delta" and not interrupted:
+            if (
+                isinstance(message, StreamEvent)
+                and message.event["type"] == "content_block_delta"
+                and not interrupted
+            ):
                 await client.interrupt()
                 interrupted = True
             last = message
@@ -253,7 +281,9 @@ async def test_slow_tool_times_out_into_an_error_result():
         await anyio.sleep(10)
         return "late"
 
-    messages = await collect("x", AgentOptions(model=ScriptedModel([[tool_call("slow", {})], "ok"]), tools=[slow]))
+    messages = await collect(
+        "x", AgentOptions(model=ScriptedModel([[tool_call("slow", {})], "ok"]), tools=[slow])
+    )
     result = next(m for m in messages if isinstance(m, UserMessage)).content[0]
     assert result.is_error and "timed out" in result.content
 
@@ -264,9 +294,13 @@ async def test_large_results_are_truncated_with_a_notice():
         """Lots of output."""
         return "z" * 1000
 
-    messages = await collect("x", AgentOptions(model=ScriptedModel([[tool_call("big", {})], "ok"]), tools=[big]))
+    messages = await collect(
+        "x", AgentOptions(model=ScriptedModel([[tool_call("big", {})], "ok"]), tools=[big])
+    )
     result = next(m for m in messages if isinstance(m, UserMessage)).content[0]
-    assert result.content.startswith("z" * 100) and "[truncated: 100 of 1000 characters shown]" in result.content
+    assert (
+        result.content.startswith("z" * 100) and "[truncated: 100 of 1000 characters shown]" in result.content
+    )
 
 
 async def test_provider_failure_yields_an_error_result_then_raises_the_typed_error():
@@ -325,7 +359,9 @@ async def test_streaming_input_answers_each_prompt_in_one_conversation():
 async def test_budget_stops_the_run_with_error_max_budget_usd():
     model = ScriptedModel([[tool_call("add", {"a": 1, "b": 1}), usage(100, 100)]] * 3, cost_per_token=0.01)
     messages = await collect("x", AgentOptions(model=model, tools=[add], max_budget_usd=1.0))
-    assert messages[-1].subtype == "error_max_budget_usd" and messages[-1].total_cost_usd == pytest.approx(2.0)
+    assert messages[-1].subtype == "error_max_budget_usd" and messages[-1].total_cost_usd == pytest.approx(
+        2.0
+    )
 
 
 async def test_breaking_out_early_leaves_nothing_behind(tmp_path):
@@ -372,3 +408,20 @@ async def test_cancelling_the_consuming_task_ends_the_run_cleanly():
         async for _ in query(prompt="x", options=AgentOptions(model=model, include_partial_messages=True)):
             pass
     assert scope.cancelled_caught
+
+
+async def test_partial_events_for_parallel_tool_calls_open_and_close_each_block():
+    model = ScriptedModel(
+        [[text("calling"), tool_call("add", {"a": 1, "b": 2}), tool_call("add", {"a": 3, "b": 4})], "ok"],
+        chunk_size=4,
+    )
+    messages = await collect("x", AgentOptions(model=model, tools=[add], include_partial_messages=True))
+    events = [m.event for m in messages if isinstance(m, StreamEvent)][:-3]  # the first turn
+    starts = [e["index"] for e in events if e["type"] == "content_block_start"]
+    stops = [e["index"] for e in events if e["type"] == "content_block_stop"]
+    assert starts == stops == [0, 1, 2]
+    args = {}
+    for e in events:
+        if e.get("delta", {}).get("type") == "input_json_delta":
+            args[e["index"]] = args.get(e["index"], "") + e["delta"]["partial_json"]
+    assert args == {1: '{"a": 1, "b": 2}', 2: '{"a": 3, "b": 4}'}

@@ -1,12 +1,11 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from openagent._sse import SSEDecoder, ServerSentEvent
+from openagent._sse import ServerSentEvent, SSEDecoder
 
 STREAM = (
     b": comment\n"
-    b"event: message_start\ndata: {\"a\": 1}\n\n"
+    b'event: message_start\ndata: {"a": 1}\n\n'
     b"data: line one\r\ndata: line two\r\n\r\n"
     b"id: 7\ndata:no-space \xc3\xa9\n\n"
     b"data: [DONE]\n\n"
@@ -45,7 +44,10 @@ def test_any_rechunking_gives_the_same_events(cuts):
 
 
 def test_bom_bare_cr_and_missing_final_blank_line():
-    assert decode([b"\xef\xbb\xbfdata: a\r\rdata: b"]) == [ServerSentEvent("message", "a"), ServerSentEvent("message", "b")]
+    assert decode([b"\xef\xbb\xbfdata: a\r\rdata: b"]) == [
+        ServerSentEvent("message", "a"),
+        ServerSentEvent("message", "b"),
+    ]
 
 
 def test_cr_and_lf_split_across_chunks_is_one_line_end():

@@ -1,6 +1,4 @@
 import pytest
-from pydantic import ValidationError
-
 from openagent.types import (
     AssistantMessage,
     ResultMessage,
@@ -15,11 +13,14 @@ from openagent.types import (
     UserMessage,
     parse_message,
 )
+from pydantic import ValidationError
 
 MESSAGES = [
     SystemMessage(subtype="init", data={"session_id": "s", "tools": ["a"]}),
     UserMessage(content="hi"),
-    UserMessage(content=[ToolResultBlock(tool_use_id="t1", content=[{"type": "text", "text": "5"}], is_error=False)]),
+    UserMessage(
+        content=[ToolResultBlock(tool_use_id="t1", content=[{"type": "text", "text": "5"}], is_error=False)]
+    ),
     AssistantMessage(
         content=[
             ThinkingBlock(thinking="hmm", signature="sig"),
@@ -33,8 +34,16 @@ MESSAGES = [
         parent_tool_use_id="p",
     ),
     ResultMessage(
-        subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s",
-        total_cost_usd=0.5, usage=Usage(output_tokens=1), result="ok", structured_output={"x": [1]},
+        subtype="success",
+        duration_ms=1,
+        duration_api_ms=1,
+        is_error=False,
+        num_turns=1,
+        session_id="s",
+        total_cost_usd=0.5,
+        usage=Usage(output_tokens=1),
+        result="ok",
+        structured_output={"x": [1]},
     ),
     StreamEvent(uuid="u", session_id="s", event={"type": "content_block_delta"}),
 ]
@@ -54,7 +63,9 @@ def test_unknown_type_is_rejected_with_a_validation_error():
 def test_usage_adds_field_by_field_and_merges_running_totals():
     a = Usage(input_tokens=1, output_tokens=2, cache_read_input_tokens=3)
     b = Usage(input_tokens=10, output_tokens=20, cache_creation_input_tokens=5)
-    assert a + b == Usage(input_tokens=11, output_tokens=22, cache_creation_input_tokens=5, cache_read_input_tokens=3)
+    assert a + b == Usage(
+        input_tokens=11, output_tokens=22, cache_creation_input_tokens=5, cache_read_input_tokens=3
+    )
     assert Usage(input_tokens=7).merge(Usage(output_tokens=9)) == Usage(input_tokens=7, output_tokens=9)
     assert (a + b).total_tokens == 41
 

@@ -1,4 +1,4 @@
-"""openagent: the Claude Agent SDK's programming model (query, Client, tools, hooks, sessions) on any model."""
+"""openagent: the Claude Agent SDK's programming model (query, Client, tools, hooks, sessions), any model."""
 
 from __future__ import annotations
 

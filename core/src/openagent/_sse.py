@@ -1,10 +1,10 @@
 """One incremental server-sent-events decoder (bytes → lines → events), shared by every wire format.
 
-It follows the WHATWG event-stream rules that matter for model APIs: lines end in ``\\n``, ``\\r\\n`` or
-``\\r`` (split anywhere across chunks, including between ``\\r`` and ``\\n``); ``data:`` lines of one event are
-joined with ``\\n``; a blank line dispatches; ``:`` starts a comment; one leading space after the colon is
-dropped; a UTF-8 BOM at the very start is ignored. Bytes are decoded per complete line, so a multi-byte
-character split across chunks is never mangled.
+It follows the WHATWG event-stream rules that matter for model APIs: lines end in LF, CRLF or CR (split
+anywhere across chunks, including between CR and LF); ``data:`` lines of one event are joined with a
+newline; a blank line dispatches; ``:`` starts a comment; one leading space after the colon is dropped; a
+UTF-8 BOM at the very start is ignored. Bytes are decoded per complete line, so a multi-byte character
+split across chunks is never mangled.
 """
 
 from __future__ import annotations

@@ -123,8 +123,16 @@ class StreamError(ProviderError):
     """The response stream was malformed: garbage data, an error event inside a 200, a truncated stream."""
 
 
-_CONTEXT_MARKERS = ("context length", "context_length", "context window", "maximum context", "too many tokens",
-                    "prompt is too long", "exceeds the context", "n_ctx")
+_CONTEXT_MARKERS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "exceeds the context",
+    "n_ctx",
+)
 
 
 def error_for_status(

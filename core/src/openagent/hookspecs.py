@@ -25,7 +25,7 @@ def register_tools(register: Any) -> None:
 
 @hookspec
 def register_toolsets(register: Any) -> None:
-    """Add toolset factories: ``register(name, factory)``; ``factory(options)`` returns a `Toolset` or None."""
+    """Add toolset factories: ``register(name, factory)``; ``factory(options)`` gives a `Toolset` or None."""
 
 
 @hookspec

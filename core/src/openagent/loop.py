@@ -13,14 +13,24 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import anyio
 
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, StreamError
-from .hooks import run_hooks
-from .models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolCallDelta
-from .models import ToolCallStart, split_model
+from .hooks import HookEvent, run_hooks
+from .models import (
+    ModelEvent,
+    ModelRequest,
+    Provider,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    split_model,
+)
 from .options import AgentOptions
 from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
 from .plugins import registry
@@ -32,6 +42,7 @@ from .types import (
     ContentBlock,
     Message,
     ResultMessage,
+    ResultSubtype,
     StreamEvent,
     SystemMessage,
     TextBlock,
@@ -50,6 +61,15 @@ logger = logging.getLogger("openagent.loop")
 _TEXT, _THINKING, _TOOL = 0, 1, 2
 
 
+@dataclass(slots=True)
+class _Stats:
+    """Totals of one prompt's run."""
+
+    api: float = 0.0
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
 class _Turn:
     """Accumulates one streamed model turn into content blocks (and, optionally, Anthropic-shaped events)."""
 
@@ -64,65 +84,62 @@ class _Turn:
         self.usage: Usage | None = None
         self.partial = partial
 
-    def _open(self, kind: int, meta: Any) -> list[Any]:
-        block = [kind, [], meta]
-        self.blocks.append(block)
-        self.kind, self.parts = kind, block[1]
-        return block
-
     def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
         """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
         out: list[dict[str, Any]] = []
-        cls = type(event)
-        if cls is TextDelta:
-            if self.kind != _TEXT:
-                self._close(out)
-                self._open(_TEXT, None)
-                if self.partial:
-                    out.append(self._start({"type": "text", "text": ""}))
-            self.parts.append(event.text)  # type: ignore[union-attr]
+        if isinstance(event, TextDelta):
+            self._switch(_TEXT, None, {"type": "text", "text": ""}, out)
+            self.parts.append(event.text)
             if self.partial:
-                out.append(self._delta({"type": "text_delta", "text": event.text}))  # type: ignore[union-attr]
-        elif cls is ThinkingDelta:
-            assert isinstance(event, ThinkingDelta)
-            if self.kind != _THINKING:
-                self._close(out)
-                self._open(_THINKING, [])
-                if self.partial:
-                    out.append(self._start({"type": "thinking", "thinking": "", "signature": ""}))
-            if event.thinking:
-                self.parts.append(event.thinking)
-                if self.partial:
-                    out.append(self._delta({"type": "thinking_delta", "thinking": event.thinking}))
-            if event.signature:
-                self.blocks[-1][2].append(event.signature)
-                if self.partial:
-                    out.append(self._delta({"type": "signature_delta", "signature": event.signature}))
-        elif cls is ToolCallStart:
-            assert isinstance(event, ToolCallStart)
-            self._close(out)
-            self.by_index[event.index] = self._open(_TOOL, (event.id, event.name))
-            if self.partial:
-                out.append(self._start({"type": "tool_use", "id": event.id, "name": event.name, "input": {}}))
-        elif cls is ToolCallDelta:
-            assert isinstance(event, ToolCallDelta)
-            block = self.by_index.get(event.index)
-            if block is None:  # arguments before any start: keep them visible rather than drop them
-                block = self.by_index[event.index] = self._open(_TOOL, (f"call_{uuid.uuid4().hex[:12]}", ""))
-            block[1].append(event.arguments)
-            if self.partial:
-                index = self.blocks.index(block)
-                delta = {"type": "input_json_delta", "partial_json": event.arguments}
-                out.append({"type": "content_block_delta", "index": index, "delta": delta})
-        elif cls is Usage:
-            self.usage = event if self.usage is None else self.usage.merge(event)  # type: ignore[arg-type]
-        elif cls is Stop:
-            self.stop = event  # type: ignore[assignment]
+                out.append(self._delta({"type": "text_delta", "text": event.text}))
+        elif isinstance(event, ThinkingDelta):
+            self._thinking(event, out)
+        elif isinstance(event, ToolCallStart):
+            start = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
+            self.by_index[event.index] = self._switch(_TOOL, (event.id, event.name), start, out, new=True)
+        elif isinstance(event, ToolCallDelta):
+            self._arguments(event, out)
+        elif isinstance(event, Usage):
+            self.usage = event if self.usage is None else self.usage.merge(event)
+        elif isinstance(event, Stop):
+            self.stop = event
             self._close(out)
         return out
 
-    def _start(self, block: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "content_block_start", "index": len(self.blocks) - 1, "content_block": block}
+    def _switch(
+        self, kind: int, meta: Any, start: dict[str, Any], out: list[dict[str, Any]], new: bool = False
+    ) -> list[Any]:
+        """Continue the current block if it is of ``kind`` (and not ``new``), else close it and open one."""
+        if self.kind == kind and not new:
+            return self.blocks[-1]
+        self._close(out)
+        block = [kind, [], meta]
+        self.blocks.append(block)
+        self.kind, self.parts = kind, block[1]
+        if self.partial:
+            out.append({"type": "content_block_start", "index": len(self.blocks) - 1, "content_block": start})
+        return block
+
+    def _thinking(self, event: ThinkingDelta, out: list[dict[str, Any]]) -> None:
+        block = self._switch(_THINKING, [], {"type": "thinking", "thinking": "", "signature": ""}, out)
+        if event.thinking:
+            self.parts.append(event.thinking)
+            if self.partial:
+                out.append(self._delta({"type": "thinking_delta", "thinking": event.thinking}))
+        if event.signature:
+            block[2].append(event.signature)
+            if self.partial:
+                out.append(self._delta({"type": "signature_delta", "signature": event.signature}))
+
+    def _arguments(self, event: ToolCallDelta, out: list[dict[str, Any]]) -> None:
+        block = self.by_index.get(event.index)
+        if block is None:  # arguments before any start: keep them visible rather than drop them
+            start = {"type": "tool_use", "id": f"call_{uuid.uuid4().hex[:12]}", "name": "", "input": {}}
+            block = self.by_index[event.index] = self._switch(_TOOL, (start["id"], ""), start, out, new=True)
+        block[1].append(event.arguments)
+        if self.partial:
+            delta = {"type": "input_json_delta", "partial_json": event.arguments}
+            out.append({"type": "content_block_delta", "index": self.blocks.index(block), "delta": delta})
 
     def _delta(self, delta: dict[str, Any]) -> dict[str, Any]:
         return {"type": "content_block_delta", "index": len(self.blocks) - 1, "delta": delta}
@@ -167,14 +184,19 @@ def _as_tool(item: Any) -> Tool:
         tools = registry().tools
         if item not in tools:
             known = ", ".join(sorted(tools)) or "none"
-            raise ConfigError(f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')")
+            raise ConfigError(
+                f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')"
+            )
         return tools[item]
     if isinstance(item, Mapping):
         schema = item.get("input_schema") or item.get("parameters") or {"type": "object", "properties": {}}
         return Tool(name=item["name"], description=item.get("description", ""), input_schema=dict(schema))
     if callable(item):
-        return tool(item)
-    raise ConfigError(f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict")
+        made: Tool = tool(item)
+        return made
+    raise ConfigError(
+        f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict"
+    )
 
 
 def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
@@ -193,8 +215,10 @@ def _retry_policy(options: AgentOptions) -> RetryPolicy:
     if isinstance(options.retry, str):
         policies = registry().retry_policies
         if options.retry not in policies:
-            raise ConfigError(f"unknown retry policy {options.retry!r}; installed: {', '.join(policies) or 'none'}")
-        return policies[options.retry]  # type: ignore[no-any-return]
+            raise ConfigError(
+                f"unknown retry policy {options.retry!r}; installed: {', '.join(policies) or 'none'}"
+            )
+        return cast(RetryPolicy, policies[options.retry])
     return options.retry
 
 
@@ -203,7 +227,9 @@ def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
         return prompt
     if isinstance(prompt, str):
         return UserMessage(content=prompt)
-    message = prompt.get("message", prompt)  # the Claude streaming-input form {"type": "user", "message": {...}}
+    message = prompt.get(
+        "message", prompt
+    )  # the Claude streaming-input form {"type": "user", "message": {...}}
     return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
 
 
@@ -219,7 +245,9 @@ class Conversation:
     `query()` runs one and closes it; `Client` keeps one open across prompts.
     """
 
-    def __init__(self, options: AgentOptions, *, parent_tool_use_id: str | None = None, depth: int = 0) -> None:
+    def __init__(
+        self, options: AgentOptions, *, parent_tool_use_id: str | None = None, depth: int = 0
+    ) -> None:
         self.options = options
         self.parent_tool_use_id = parent_tool_use_id
         """Set on a subagent's conversation: the Task call it answers; stamped on every message."""
@@ -246,7 +274,7 @@ class Conversation:
         self._toolsets: list[Any] = []
         self._described: dict[str, Any] = {}
 
-    # -- sessions ---------------------------------------------------------------------------------------------
+    # -- sessions --
 
     async def start(self) -> None:
         """Open the session store and rebuild history when resuming (idempotent)."""
@@ -304,7 +332,7 @@ class Conversation:
         if isinstance(self.options.model, str | None):  # a provider instance belongs to the caller
             await _maybe_close(self.provider)
 
-    # -- control from other tasks ------------------------------------------------------------------------------
+    # -- control from other tasks --
 
     def interrupt(self) -> None:
         """Stop the turn in flight as soon as possible (within one streamed chunk)."""
@@ -312,19 +340,23 @@ class Conversation:
         if self._scope is not None:
             self._scope.cancel()
 
-    def add_tool_result(self, tool_use_id: str, content: Any, *, is_error: bool = False) -> UserMessage | None:
-        """Answer a client-side tool call; returns the message to send once every pending call is answered."""  # noqa: E501
+    def add_tool_result(
+        self, tool_use_id: str, content: Any, *, is_error: bool = False
+    ) -> UserMessage | None:
+        """Answer a client-side tool call; returns the message to send once every pending call is answered."""
         if tool_use_id not in self._pending:
             raise ConfigError(f"no client-side tool call {tool_use_id!r} is waiting for a result")
         del self._pending[tool_use_id]
         text = content if isinstance(content, str | list) or content is None else json.dumps(content)
-        self._answers.append(ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None))
+        self._answers.append(
+            ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None)
+        )
         if self._pending:
             return None
         answers, self._answers = self._answers, []
         return UserMessage(content=list(answers))
 
-    # -- one prompt --------------------------------------------------------------------------------------------
+    # -- one prompt --
 
     def _hook_input(self, **more: Any) -> dict[str, Any]:
         return {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None, **more}
@@ -348,29 +380,20 @@ class Conversation:
         await self.start()
         started = time.monotonic()
         self._interrupted = False
-        stats = {"api": 0.0, "turns": 0, "usage": Usage()}
+        stats = _Stats()
         init = self._init_message()
         await self._persist(init)
         yield init
-        if first_run:
-            await run_hooks(opts.hooks, "SessionStart", self._hook_input(source="resume" if opts.resume else "startup"))
-
-        message = _user_message(prompt)
-        if isinstance(message.content, str):
-            submitted = await run_hooks(opts.hooks, "UserPromptSubmit", self._hook_input(prompt=message.content))
-            if submitted.is_blocked:
-                reason = submitted.block_reason or submitted.stop_reason or "blocked by a hook"
-                yield await self._result("error_during_execution", started, stats, reason, None)
-                return
-            if submitted.additional_context:
-                message = UserMessage(content="\n\n".join([message.content, *submitted.additional_context]))
-        self.history.append(message)
-        await self._persist(message)
+        message = await self._submit(prompt, first_run)
+        if isinstance(message, str):  # a UserPromptSubmit hook blocked it
+            yield await self._result("error_during_execution", started, stats, message, None)
+            return
+        await self._record(message)
 
         last: AssistantMessage | None = None
         stop_hook_active = False
         while True:
-            if opts.max_turns is not None and stats["turns"] >= opts.max_turns:
+            if opts.max_turns is not None and stats.turns >= opts.max_turns:
                 yield await self._result("error_max_turns", started, stats, _final_text(last), last)
                 return
             request = self._request()
@@ -382,54 +405,91 @@ class Conversation:
                     async for event in partials:
                         yield event
             except OpenAgentError as exc:
-                stats["api"] += time.monotonic() - began
+                stats.api += time.monotonic() - began
                 yield await self._result("error_during_execution", started, stats, str(exc), last)
                 raise
-            stats["api"] += time.monotonic() - began
+            stats.api += time.monotonic() - began
             last = self._assistant(turn)
-            stats["turns"] += 1
-            if turn.usage is not None:
-                stats["usage"] += turn.usage
-                self.usage += turn.usage
-                self._add_cost(turn.usage)
+            self._account(turn, stats)
             if last.content or not self._interrupted:
-                if last.stop_reason != "incomplete":
-                    self.history.append(last)
-                await self._persist(last)
+                await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
             await run_hooks(opts.hooks, "PostModelResponse", self._hook_input(response=last))
-            if self._interrupted:
-                yield await self._result("error_during_execution", started, stats, "interrupted", last, "interrupted")
-                return
-            if opts.max_budget_usd is not None and (self.total_cost_usd or 0.0) >= opts.max_budget_usd:
-                yield await self._result("error_max_budget_usd", started, stats, _final_text(last), last)
+            if ending := self._ending():
+                text = ending[1] or _final_text(last)
+                yield await self._result(ending[0], started, stats, text, last, ending[1])
                 return
 
             calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
             if not calls:
-                stopping = await run_hooks(opts.hooks, "Stop", self._hook_input(stop_hook_active=stop_hook_active))
-                if stopping.block_reason and stopping.continue_:  # "don't stop yet": go on, told why
+                if reminder := await self._stop_hook(stop_hook_active):  # "don't stop yet", and why
                     stop_hook_active = True
-                    reminder = UserMessage(content=stopping.block_reason)
-                    self.history.append(reminder)
-                    await self._persist(reminder)
+                    await self._record(reminder)
                     continue
                 yield await self._result("success", started, stats, _final_text(last), last)
                 return
             results, stop_turn, emitted = await self._run_tools(calls)
-            for child in emitted:  # a subagent's messages, before the result they led to
-                await self._persist(child)
-                yield child
-            if results:
-                answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
-                self.history.append(answer)
-                await self._persist(answer)
-                yield answer
-            if self._pending or stop_turn or self._interrupted:
-                reason = "interrupted" if self._interrupted else "tool_use"
-                subtype = "error_during_execution" if self._interrupted else "success"
-                yield await self._result(subtype, started, stats, _final_text(last), last, reason)
+            answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
+            for out in [*emitted, answer] if results else emitted:  # a subagent's messages come first
+                await self._record(out, remember=out is answer)
+                yield out
+            if ending := self._ending(paused=bool(self._pending) or stop_turn):
+                yield await self._result(ending[0], started, stats, _final_text(last), last, ending[1])
                 return
+
+    async def _record(self, message: Message, *, remember: bool = True) -> None:
+        """Persist a message, and add it to the history the model sees next unless ``remember`` is off."""
+        if remember:
+            assert isinstance(message, UserMessage | AssistantMessage)
+            self.history.append(message)
+        await self._persist(message)
+
+    async def _submit(
+        self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
+    ) -> UserMessage | str:
+        """The prompt as it goes to the model (hooks may add context), or why a hook blocked it."""
+        hooks = self.options.hooks
+        if first_run:
+            source = "resume" if self.options.resume else "startup"
+            await run_hooks(hooks, "SessionStart", self._hook_input(source=source))
+        message = _user_message(prompt)
+        if not isinstance(message.content, str):
+            return message
+        submitted = await run_hooks(hooks, "UserPromptSubmit", self._hook_input(prompt=message.content))
+        if submitted.is_blocked:
+            return submitted.block_reason or submitted.stop_reason or "blocked by a hook"
+        if submitted.additional_context:
+            return UserMessage(content="\n\n".join([message.content, *submitted.additional_context]))
+        return message
+
+    def _account(self, turn: _Turn, stats: _Stats) -> None:
+        stats.turns += 1
+        if turn.usage is not None:
+            stats.usage += turn.usage
+            self.usage += turn.usage
+            price = getattr(self.provider, "cost", None)
+            cost = price(turn.usage) if callable(price) else None
+            if cost is not None:
+                self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
+
+    def _ending(self, paused: bool = False) -> tuple[ResultSubtype, str | None] | None:
+        """Why the run ends here whatever the model wants: an interrupt, the budget, or (``paused``)
+        tool calls the caller must answer or a denial that ended the turn.
+        """  # noqa: D205
+        if self._interrupted:
+            return "error_during_execution", "interrupted"
+        if paused:
+            return "success", "tool_use"
+        budget = self.options.max_budget_usd
+        if budget is not None and (self.total_cost_usd or 0.0) >= budget:
+            return "error_max_budget_usd", None
+        return None
+
+    async def _stop_hook(self, active: bool) -> UserMessage | None:
+        stopping = await run_hooks(self.options.hooks, "Stop", self._hook_input(stop_hook_active=active))
+        if stopping.block_reason and stopping.continue_:
+            return UserMessage(content=stopping.block_reason)
+        return None
 
     def _request(self) -> ModelRequest:
         opts = self.options
@@ -464,22 +524,15 @@ class Conversation:
         try:
             stream, first = await self._open(request)
             if first is not None:
-                for event in self._partial(turn.feed(first)):
-                    yield event
+                for partial in self._partial(turn.feed(first)):
+                    yield partial
             if not turn.partial:
                 with self._cancel_scope():  # no yield inside: the fast path
                     async for event in stream:
                         turn.feed(event)
-            while turn.partial and not self._interrupted:
-                with self._cancel_scope() as scope:
-                    try:
-                        next_event = await stream.__anext__()
-                    except StopAsyncIteration:
-                        break
-                if scope.cancel_called:
-                    break
-                for event in self._partial(turn.feed(next_event)):
-                    yield event
+            while turn.partial and (next_event := await self._next(stream)) is not None:
+                for partial in self._partial(turn.feed(next_event)):
+                    yield partial
         except OpenAgentError:
             raise
         except Exception as exc:  # a third-party provider leaking a vendor error: type it, keep the cause
@@ -496,6 +549,17 @@ class Conversation:
                 provider=self.model,
                 body=partial_text or None,
             )
+
+    async def _next(self, stream: AsyncIterator[ModelEvent]) -> ModelEvent | None:
+        """The next event, or None at the end of the stream or on an interrupt."""
+        if self._interrupted:
+            return None
+        with self._cancel_scope():
+            try:
+                return await stream.__anext__()
+            except StopAsyncIteration:
+                return None
+        return None  # cancelled by interrupt()
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         parent = self.parent_tool_use_id
@@ -541,17 +605,11 @@ class Conversation:
             parent_tool_use_id=self.parent_tool_use_id,
         )
 
-    def _add_cost(self, used: Usage) -> None:
-        price = getattr(self.provider, "cost", None)
-        cost = price(used) if callable(price) else None
-        if cost is not None:
-            self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
-
     async def _result(
         self,
-        subtype: str,
+        subtype: ResultSubtype,
         started: float,
-        stats: dict[str, Any],
+        stats: _Stats,
         result: str,
         last: AssistantMessage | None,
         stop_reason: str | None = None,
@@ -563,14 +621,14 @@ class Conversation:
             except ValueError:
                 structured = None
         message = ResultMessage(
-            subtype=subtype,  # type: ignore[arg-type]
+            subtype=subtype,
             duration_ms=int((time.monotonic() - started) * 1000),
-            duration_api_ms=int(stats["api"] * 1000),
+            duration_api_ms=int(stats.api * 1000),
             is_error=subtype != "success",
-            num_turns=stats["turns"],
+            num_turns=stats.turns,
             session_id=self.session_id,
             total_cost_usd=self.total_cost_usd,
-            usage=stats["usage"],
+            usage=stats.usage,
             result=result,
             structured_output=structured,
             stop_reason=stop_reason or (last.stop_reason if last else None),
@@ -578,7 +636,7 @@ class Conversation:
         await self._persist(message)
         return message
 
-    # -- tools -------------------------------------------------------------------------------------------------
+    # -- tools --
 
     async def _run_tools(
         self, calls: list[ToolUseBlock | ToolUseError]
@@ -606,7 +664,9 @@ class Conversation:
         answered = []
         for call, result in zip(calls, results, strict=True):
             if result is None and call.id not in self._pending:  # cut off by an interrupt
-                result = ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
+                result = ToolResultBlock(
+                    tool_use_id=call.id, content="interrupted by the user", is_error=True
+                )
             if result is not None:
                 answered.append(result)
         return answered, stop_turn, emitted
@@ -645,7 +705,9 @@ class Conversation:
             context=ToolPermissionContext(tool_use_id=call.id),
         )
         if isinstance(decision, PermissionResultDeny):
-            return ToolResultBlock(tool_use_id=call.id, content=decision.message, is_error=True), decision.interrupt
+            return ToolResultBlock(
+                tool_use_id=call.id, content=decision.message, is_error=True
+            ), decision.interrupt
         if decision.updated_input is not None:
             arguments = decision.updated_input
         context = ToolContext(
@@ -657,7 +719,7 @@ class Conversation:
             depth=self.depth,
         )
         result = await found.call(call.id, arguments, context)
-        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
         post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
         post = await run_hooks(opts.hooks, event, post_input, tool_use_id=call.id, target=call.name)
         if post.has_updated_output:

@@ -7,6 +7,7 @@ name with its error, and the others keep working.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import logging
 import os
@@ -83,7 +84,10 @@ class Registry:
     def _collect(self, name: str, plugin: object) -> None:
         info = self.plugins[name]
         calls: list[tuple[str, Callable[..., None]]] = [
-            ("register_providers", lambda n, f, *, aliases=(): self._add(info, "providers", [n, *aliases], f)),
+            (
+                "register_providers",
+                lambda n, f, *, aliases=(): self._add(info, "providers", [n, *aliases], f),
+            ),
             ("register_tools", lambda t: self._add_tools(info, t)),
             ("register_session_stores", lambda n, f: self._add(info, "session_stores", [n], f)),
             ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
@@ -141,7 +145,7 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
         if allowed is None or ep.name in allowed:
             version = ep.dist.version if ep.dist is not None else None
             candidates.append((ep.name, version, ep.load))
-    candidates.extend((name, None, (lambda p=plugin: p)) for name, plugin in extra)
+    candidates.extend((name, None, functools.partial(_identity, plugin)) for name, plugin in extra)
 
     for name, version, load in candidates:
         info = registry.plugins[name] = PluginInfo(name=name, version=version)
@@ -158,6 +162,10 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
             continue
         registry._collect(name, plugin)
     return registry
+
+
+def _identity(plugin: object) -> object:
+    return plugin
 
 
 def _check(manager: pluggy.PluginManager, plugin: object) -> None:
@@ -181,4 +189,3 @@ def registry() -> Registry:
 def list_plugins() -> list[PluginInfo]:
     """Every plugin found: name, version, what it registered, and the error of those that are broken."""
     return list(registry().plugins.values())
-

@@ -46,7 +46,7 @@ class MessageStream(AsyncIterator[T]):
 
     def __del__(self) -> None:
         agen = self._agen
-        if agen.ag_frame is None or agen.ag_running:
+        if getattr(agen, "ag_frame", None) is None or getattr(agen, "ag_running", False):
             return
         closer = agen.aclose()
         try:
@@ -86,14 +86,12 @@ async def _query(
     prompt: str | AsyncIterable[Mapping[str, Any]], conversation: Conversation
 ) -> AsyncGenerator[Message, None]:
     try:
-        prompts = [prompt] if isinstance(prompt, str) else prompt
-        if isinstance(prompts, list):
-            for item in prompts:
-                async with aclosing(conversation.run(item)) as messages:
-                    async for message in messages:
-                        yield message
+        if isinstance(prompt, str):
+            async with aclosing(conversation.run(prompt)) as messages:
+                async for message in messages:
+                    yield message
         else:
-            async for item in prompts:
+            async for item in prompt:
                 async with aclosing(conversation.run(item)) as messages:
                     async for message in messages:
                         yield message

@@ -45,7 +45,7 @@ class StaminaRetry:
 
     async def __call__(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` under the policy."""
-        import stamina  # noqa: PLC0415 - lazily: keeps `import openagent` fast
+        import stamina
 
         async for trial in stamina.retry_context(
             on=self._backoff,

@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import re
-import time
 import uuid as uuid_mod
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -128,7 +127,9 @@ class JSONLSessionStore:
     mid-write) is skipped on load and reported.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, *, durability: Literal["flush", "fsync"] = "flush"):
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, *, durability: Literal["flush", "fsync"] = "flush"
+    ) -> None:
         self.root = Path(root) if root is not None else _default_root()
         self.durability = durability
         self._seen: dict[Path, set[str]] = {}

@@ -32,7 +32,7 @@ from .models import ToolCallStart as _ToolCallStart
 from .types import Usage
 
 __all__ = [
-    "ProviderContract",
+    "ProviderContract",  # noqa: F822 - loaded lazily by __getattr__ (it imports pytest)
     "ScriptedModel",
     "Turn",
     "error",
@@ -82,7 +82,7 @@ def thinking(value: str, signature: str = "") -> _Thinking:
     return _Thinking(value, signature)
 
 
-def tool_call(name: str, arguments: dict[str, Any] | str, *, id: str | None = None) -> _ToolCall:  # noqa: A002
+def tool_call(name: str, arguments: dict[str, Any] | str, *, id: str | None = None) -> _ToolCall:
     """A tool call; a string ``arguments`` is sent as is (use it to script garbled JSON)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return _ToolCall(name, raw, id)
@@ -117,7 +117,9 @@ class ScriptedModel:
     """Seconds to wait before each event (to test interrupts and timeouts)."""
     model: str = "scripted"
     profile: ProviderProfile = field(
-        default_factory=lambda: ProviderProfile(name="test", requires_api_key=False, supports_json_schema=True)
+        default_factory=lambda: ProviderProfile(
+            name="test", requires_api_key=False, supports_json_schema=True
+        )
     )
     requests: list[ModelRequest] = field(default_factory=list)
     cost_per_token: float | None = None

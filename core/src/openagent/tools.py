@@ -93,7 +93,9 @@ class Tool:
         """The tool as a model sees it."""
         return ToolSpec(self.name, self.description, self.input_schema)
 
-    async def call(self, tool_use_id: str, arguments: dict[str, Any], context: ToolContext) -> ToolResultBlock:
+    async def call(
+        self, tool_use_id: str, arguments: dict[str, Any], context: ToolContext
+    ) -> ToolResultBlock:
         """Validate ``arguments``, run the handler, and return its result (errors become error results)."""
         if self.handler is None:
             raise ToolError(f"tool {self.name!r} is client-side: answer it with Client.add_tool_result()")
@@ -246,9 +248,7 @@ def _from_function(
         doc_text = param_docs.get(param.name)
         fields[param.name] = (annotation, Field(default, description=doc_text) if doc_text else default)
     tool_name = name or func.__name__
-    model = create_model(  # type: ignore[call-overload]
-        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return Tool(
         name=tool_name,
         description=description or doc or tool_name,
@@ -260,7 +260,9 @@ def _from_function(
     )
 
 
-def _from_claude_schema(name: str, description: str, schema: Any) -> tuple[dict[str, Any], type[BaseModel] | None]:
+def _from_claude_schema(
+    name: str, description: str, schema: Any
+) -> tuple[dict[str, Any], type[BaseModel] | None]:
     """The Claude form's input schema: ``{"a": float}``, a full JSON schema, or a pydantic model."""
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return _schema(schema), schema
@@ -314,7 +316,7 @@ def tool(
         is_read_only: The tool changes nothing.
         requires_permission: Deny it unless a rule, a mode or ``can_use_tool`` allows it.
     """
-    settings = {
+    settings: dict[str, Any] = {
         "timeout": timeout,
         "max_result_chars": max_result_chars,
         "is_read_only": is_read_only,
@@ -340,4 +342,3 @@ def tool(
         )
 
     return decorate
-

@@ -59,7 +59,9 @@ class Usage(_Model):
         return Usage(
             input_tokens=max(self.input_tokens, later.input_tokens),
             output_tokens=max(self.output_tokens, later.output_tokens),
-            cache_creation_input_tokens=max(self.cache_creation_input_tokens, later.cache_creation_input_tokens),
+            cache_creation_input_tokens=max(
+                self.cache_creation_input_tokens, later.cache_creation_input_tokens
+            ),
             cache_read_input_tokens=max(self.cache_read_input_tokens, later.cache_read_input_tokens),
         )
 
@@ -67,7 +69,10 @@ class Usage(_Model):
     def total_tokens(self) -> int:
         """All tokens counted, prompt (cached or not) and output."""
         return (
-            self.input_tokens + self.output_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
         )
 
 

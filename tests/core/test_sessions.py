@@ -1,0 +1,158 @@
+import json
+
+import pytest
+from openagent import AgentOptions, run
+from openagent.errors import SessionError
+from openagent.sessions import (
+    JSONLSessionStore,
+    delete_session,
+    fork_session,
+    get_session_messages,
+    list_sessions,
+)
+from openagent.testing import ScriptedModel, thinking, tool_call
+from openagent.types import ThinkingBlock, UserMessage
+
+pytestmark = pytest.mark.anyio
+KEY = {"project_key": "p", "session_id": "s"}
+
+
+async def test_appends_are_idempotent_by_uuid_and_load_deep_equal(tmp_path):
+    store = JSONLSessionStore(tmp_path)
+    entries = [
+        {"type": "user", "uuid": "1", "timestamp": "t", "x": {"nested": [1, "é"]}},
+        {"type": "title", "v": 1},
+    ]
+    await store.append(KEY, entries)
+    await store.append(KEY, entries[:1])
+    await JSONLSessionStore(tmp_path).append(KEY, entries[:1])  # another store instance knows it too
+    assert await store.load(KEY) == entries
+    assert await store.load({"project_key": "p", "session_id": "never"}) is None
+
+
+async def test_a_torn_last_line_is_skipped_and_reported(tmp_path, caplog):
+    store = JSONLSessionStore(tmp_path)
+    await store.append(KEY, [{"type": "user", "uuid": "1"}, {"type": "assistant", "uuid": "2"}])
+    path = tmp_path / "p" / "s.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"type": "assistant", "uu')
+    fresh = JSONLSessionStore(tmp_path)
+    assert [e["uuid"] for e in await fresh.load(KEY)] == ["1", "2"]
+    assert "torn last line" in fresh.warnings[0]
+    assert "torn last line" in caplog.text
+
+
+async def test_fsync_durability_writes_the_same_entries(tmp_path):
+    store = JSONLSessionStore(tmp_path, durability="fsync")
+    await store.append(KEY, [{"type": "user", "uuid": "1"}])
+    assert await store.load(KEY) == [{"type": "user", "uuid": "1"}]
+
+
+async def test_list_delete_and_subkeys(tmp_path):
+    store = JSONLSessionStore(tmp_path)
+    await store.append(KEY, [{"type": "user", "uuid": "1"}])
+    await store.append({**KEY, "subpath": "subagents/agent-1"}, [{"type": "user", "uuid": "2"}])
+    assert [s["session_id"] for s in await store.list_sessions("p")] == ["s"]
+    assert await store.list_subkeys(KEY) == ["subagents/agent-1"]
+    await store.delete(KEY)
+    assert await store.load(KEY) is None
+    assert await store.list_subkeys(KEY) == []
+
+
+async def test_resume_rebuilds_the_exact_history_the_model_saw(tmp_path):
+    from openagent import tool
+
+    @tool
+    def echo(s: str) -> str:
+        """Echo."""
+        return s
+
+    first = ScriptedModel([[thinking("plan", "sig-1"), tool_call("echo", {"s": "hi"})], "said hi"])
+    one = await run("say hi", AgentOptions(model=first, tools=[echo], cwd=tmp_path))
+    second = ScriptedModel(["again"])
+    two = await run(
+        "once more", AgentOptions(model=second, tools=[echo], cwd=tmp_path, resume=one.session_id)
+    )
+    assert two.session_id == one.session_id
+    sent = second.requests[0].messages
+    # what an uninterrupted run would have sent: the first run's last request, its answer, the new prompt
+    assert sent[:3] == first.requests[1].messages
+    assert sent[3].content[0].text == "said hi" and sent[4] == UserMessage(content="once more")
+    assert sent[1].content[0] == ThinkingBlock(thinking="plan", signature="sig-1")
+
+
+async def test_fork_continue_list_and_delete(tmp_path):
+    one = await run("first", AgentOptions(model=ScriptedModel(["a"]), cwd=tmp_path))
+    forked = await run(
+        "fork it",
+        AgentOptions(model=ScriptedModel(["b"]), cwd=tmp_path, resume=one.session_id, fork_session=True),
+    )
+    assert forked.session_id != one.session_id
+    original = await get_session_messages(one.session_id, cwd=tmp_path)
+    copy = await get_session_messages(forked.session_id, cwd=tmp_path)
+    assert len(copy) > len(original)
+
+    model = ScriptedModel(["c"])
+    continued = await run("continue", AgentOptions(model=model, cwd=tmp_path, continue_conversation=True))
+    assert continued.session_id == forked.session_id  # the most recent one
+    assert [m.content for m in model.requests[0].messages if isinstance(m, UserMessage)] == [
+        "first",
+        "fork it",
+        "continue",
+    ]
+
+    helper_copy = await fork_session(one.session_id, cwd=tmp_path)
+    assert {s["session_id"] for s in await list_sessions(cwd=tmp_path)} == {
+        one.session_id,
+        forked.session_id,
+        helper_copy,
+    }
+    await delete_session(one.session_id, cwd=tmp_path)
+    with pytest.raises(SessionError, match="no session"):
+        await get_session_messages(one.session_id, cwd=tmp_path)
+
+
+async def test_resuming_an_unknown_session_is_a_session_error(tmp_path):
+    with pytest.raises(SessionError, match="no session 'missing'"):
+        await run("x", AgentOptions(model=ScriptedModel(["a"]), cwd=tmp_path, resume="missing"))
+
+
+async def test_every_yielded_message_is_persisted_before_it_is_yielded(tmp_path):
+    from openagent import query
+
+    session_id = None
+    count = 0
+    async for message in query(prompt="x", options=AgentOptions(model=ScriptedModel(["hi"]), cwd=tmp_path)):
+        session_id = session_id or message.data["session_id"]
+        assert message in await get_session_messages(session_id, cwd=tmp_path)
+        count += 1
+    assert count == 3  # init, the answer, the result
+
+
+async def test_a_torn_session_still_resumes(tmp_path):
+    one = await run("first", AgentOptions(model=ScriptedModel(["a"]), cwd=tmp_path))
+    path = next(tmp_path.parent.rglob(f"{one.session_id}.jsonl"), None) or next(
+        p for p in (tmp_path.parent).rglob("*.jsonl") if one.session_id in p.name
+    )
+    path.write_bytes(path.read_bytes() + b'{"type": "assis')
+    model = ScriptedModel(["b"])
+    await run("second", AgentOptions(model=model, cwd=tmp_path, resume=one.session_id))
+    assert [json.loads(m.model_dump_json())["type"] for m in model.requests[0].messages] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
+def test_persist_session_false_writes_nothing(tmp_path):
+    from openagent import run_sync
+
+    run_sync(
+        "x",
+        AgentOptions(
+            model=ScriptedModel(["a"]),
+            cwd=tmp_path,
+            persist_session=False,
+            session_store=JSONLSessionStore(tmp_path / "s"),
+        ),
+    )
+    assert not (tmp_path / "s").exists()

@@ -1,0 +1,1 @@
+"""Broken plugins, one module per way of breaking."""

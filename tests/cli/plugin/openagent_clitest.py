@@ -36,14 +36,36 @@ def _turn(turn):
     return [_part(p) for p in turn]
 
 
+class Recording:
+    """A `ScriptedModel` that also appends every request it gets to a JSONL file (``"record"`` in the
+    script), so a test can see what the CLI sent from another process."""
+
+    def __init__(self, inner, path, base_url):
+        self.inner, self.path, self.base_url = inner, path, base_url
+
+    async def stream(self, request):
+        seen = {
+            "system": request.system,
+            "tools": [t.name for t in request.tools],
+            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "output_format": request.output_format,
+            "base_url": self.base_url,
+        }
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps(seen) + "\n")
+        async for event in self.inner.stream(request):
+            yield event
+
+
 def scripted(model, *, base_url=None, api_key=None):
     script = json.loads(Path(model).read_text())
-    return ScriptedModel(
+    inner = ScriptedModel(
         turns=[_turn(t) for t in script["turns"]],
         delay=script.get("delay", 0.0),
         chunk_size=script.get("chunk_size", 0),
         model=script.get("name", "scripted"),
     )
+    return Recording(inner, script["record"], base_url) if "record" in script else inner
 
 
 @tool

@@ -149,10 +149,12 @@ def host_execution_warning(settings: Settings) -> str | None:
 
 def resolve_session(settings: Settings, session_id: str) -> str:
     """The full id of session ``session_id`` (an id or a unique prefix) in this project; exits 2 if none."""
+    import anyio
+
     from ._sessions import find_session
 
     try:
-        return find_session(settings, session_id)
+        return anyio.run(find_session, settings, session_id)
     except OpenAgentError as exc:
         fail(str(exc), EXIT_USAGE)
 

@@ -296,7 +296,7 @@ class ChatApp:
             await anyio.to_thread.run_sync(lambda: list_command.callback())  # type: ignore[misc]
             return
         try:
-            session_id = find_session(self.settings, arg)
+            session_id = await find_session(self.settings, arg)
         except OpenAgentError as exc:
             self.console.print(f"error: {exc}", style="red", markup=False)
             return

@@ -29,7 +29,7 @@ def _arguments(arguments: dict[str, Any]) -> str:
 def call_line(block: ToolUseBlock | ToolUseError) -> str:
     """``→ Read(file_path='a.py')``, or ``✗ Read: garbled call: …`` for a call the model garbled."""
     if isinstance(block, ToolUseError):
-        return short(f"✗ {block.name or '?'}: garbled call: {block.error} (raw: {block.raw_data})")
+        return short(f"✗ {block.name or '?'}: garbled call {short(block.raw_data, 40)!r}: {block.error}")
     return short(f"→ {block.name}({_arguments(block.input)})")
 
 

@@ -78,13 +78,13 @@ async def _summaries(store: str | None) -> list[SessionSummary]:
     return rows
 
 
-def find_session(settings: Settings, session_id: str) -> str:
+async def find_session(settings: Settings, session_id: str) -> str:
     """The full id of the session named by an id or a unique id prefix, in this directory's project.
 
     Raises:
         SessionError: No session, or several, match.
     """
-    entries = anyio.run(lambda: list_sessions(store=_store(settings)))
+    entries = await list_sessions(store=_store(settings))
     ids = [e["session_id"] for e in entries]
     if session_id in ids:
         return session_id
@@ -137,7 +137,7 @@ def _run(func: Any, *args: Any) -> Any:
 def _resolve(session_id: str) -> tuple[str, str | None]:
     settings = _settings()
     try:
-        return find_session(settings, session_id), _store(settings)
+        return anyio.run(find_session, settings, session_id), _store(settings)
     except OpenAgentError as exc:
         fail(str(exc), EXIT_USAGE)
 

@@ -17,9 +17,16 @@ def sse(*events: tuple[str | None, Any], crlf: bool = False) -> bytes:
 
 
 def start(usage: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    message = {"id": "msg_01", "type": "message", "role": "assistant", "content": [], "model": "claude-test",
-               "stop_reason": None, "stop_sequence": None,
-               "usage": usage or {"input_tokens": 25, "output_tokens": 1}}
+    message = {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": "claude-test",
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage or {"input_tokens": 25, "output_tokens": 1},
+    }
     return "message_start", {"type": "message_start", "message": message}
 
 
@@ -43,12 +50,58 @@ def stop_block(index: int) -> tuple[str, dict[str, Any]]:
     return "content_block_stop", {"type": "content_block_stop", "index": index}
 
 
-def end(reason: str | None, output: int = 15, sequence: str | None = None, **usage: int) -> list[tuple[str, Any]]:
+def end(
+    reason: str | None, output: int = 15, sequence: str | None = None, **usage: int
+) -> list[tuple[str, Any]]:
     return [
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": sequence},
-                           "usage": {"output_tokens": output, **usage}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reason, "stop_sequence": sequence},
+                "usage": {"output_tokens": output, **usage},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
 
 
 PING = ("ping", {"type": "ping"})
+
+
+def assemble(events: list[Any]) -> list[Any]:
+    """Content blocks from a turn's events, the way the loop builds them (consecutive deltas of one kind
+    make one block; each tool call is its own block)."""
+    from openagent.models import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+    from openagent.types import TextBlock, ThinkingBlock, ToolUseBlock
+
+    blocks: list[list[Any]] = []
+    calls: dict[int, list[Any]] = {}
+    kind = ""
+    for event in events:
+        if isinstance(event, TextDelta):
+            if kind != "text":
+                blocks.append(["text", [], None])
+                kind = "text"
+            blocks[-1][1].append(event.text)
+        elif isinstance(event, ThinkingDelta):
+            if kind != "thinking":
+                blocks.append(["thinking", [], []])
+                kind = "thinking"
+            blocks[-1][1].append(event.thinking)
+            blocks[-1][2].append(event.signature)
+        elif isinstance(event, ToolCallStart):
+            calls[event.index] = ["tool", [], (event.id, event.name)]
+            blocks.append(calls[event.index])
+            kind = "tool"
+        elif isinstance(event, ToolCallDelta):
+            calls[event.index][1].append(event.arguments)
+    out: list[Any] = []
+    for name, parts, meta in blocks:
+        if name == "text":
+            out.append(TextBlock(text="".join(parts)))
+        elif name == "thinking":
+            out.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
+        else:
+            out.append(ToolUseBlock(id=meta[0], name=meta[1], input=json.loads("".join(parts))))
+    return out

@@ -48,3 +48,12 @@ def played(vcr: Any) -> Any:
     yield vcr
     if vcr.record_mode == "none":
         assert vcr.all_played, f"cassette {vcr._path} has interactions the test never made"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """No real network in these tests unless re-recording (``nox -s record`` passes --record-mode)."""
+    if config.getoption("--record-mode") in (None, "none"):
+        here = Path(__file__).parent
+        for item in items:
+            if here in Path(item.fspath).parents:
+                item.add_marker(pytest.mark.block_network)

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from anthropic_streams import PING, args, block, delta, end, sse, start, stop_block, text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openagent.errors import (
@@ -27,8 +28,6 @@ from openagent.types import Usage, UserMessage
 from openagent_anthropic import MessagesProvider
 from openagent_anthropic._messages import RAW_CLOSE, RAW_OPEN, parse_stream
 
-from anthropic_streams import PING, args, block, delta, end, sse, start, stop_block, text
-
 U0 = Usage(input_tokens=25, output_tokens=1)
 
 
@@ -37,16 +36,39 @@ def raw(block_: dict[str, Any]) -> ThinkingDelta:
 
 
 WEB_CALL = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}
-WEB_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
-              "content": [{"type": "web_search_result", "url": "https://example.com", "title": "Example",
-                           "encrypted_content": "EqgfCioI", "page_age": None}]}
+WEB_RESULT = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_01",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://example.com",
+            "title": "Example",
+            "encrypted_content": "EqgfCioI",
+            "page_age": None,
+        }
+    ],
+}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
 
 OK = [
     pytest.param(
-        sse(start(), block(0, {"type": "text", "text": ""}), PING, text(0, "Hello"), text(0, "!"), stop_block(0),
-            *end("end_turn")),
-        [U0, TextDelta("Hello"), TextDelta("!"), Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
+        sse(
+            start(),
+            block(0, {"type": "text", "text": ""}),
+            PING,
+            text(0, "Hello"),
+            text(0, "!"),
+            stop_block(0),
+            *end("end_turn"),
+        ),
+        [
+            U0,
+            TextDelta("Hello"),
+            TextDelta("!"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("end_turn", "end_turn"),
+        ],
         id="documented-text",
     ),
     pytest.param(
@@ -55,104 +77,256 @@ OK = [
         id="llamacpp-no-ping-text-in-block-start",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "text", "text": ""}), text(0, "Let me check."), stop_block(0),
+        sse(
+            start(),
+            block(0, {"type": "text", "text": ""}),
+            text(0, "Let me check."),
+            stop_block(0),
             block(1, {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {}}),
-            args(1, ""), args(1, '{"city": '), args(1, '"Paris"}'), stop_block(1), *end("tool_use")),
-        [U0, TextDelta("Let me check."), ToolCallStart(1, "toolu_01", "get_weather"),
-         ToolCallDelta(1, '{"city": '), ToolCallDelta(1, '"Paris"}'), Usage(input_tokens=25, output_tokens=15),
-         Stop("tool_use", "tool_use")],
+            args(1, ""),
+            args(1, '{"city": '),
+            args(1, '"Paris"}'),
+            stop_block(1),
+            *end("tool_use"),
+        ),
+        [
+            U0,
+            TextDelta("Let me check."),
+            ToolCallStart(1, "toolu_01", "get_weather"),
+            ToolCallDelta(1, '{"city": '),
+            ToolCallDelta(1, '"Paris"}'),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("tool_use", "tool_use"),
+        ],
         id="documented-tool-use-input-json-delta",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "tool_use", "id": "call_x", "name": "add"}), args(0, '{"a":1,'),
-            args(0, '"b":2}'), stop_block(0), *end("tool_use", sequence="</tool_call>")),
-        [U0, ToolCallStart(0, "call_x", "add"), ToolCallDelta(0, '{"a":1,'), ToolCallDelta(0, '"b":2}'),
-         Usage(input_tokens=25, output_tokens=15), Stop("tool_use", "tool_use")],
+        sse(
+            start(),
+            block(0, {"type": "tool_use", "id": "call_x", "name": "add"}),
+            args(0, '{"a":1,'),
+            args(0, '"b":2}'),
+            stop_block(0),
+            *end("tool_use", sequence="</tool_call>"),
+        ),
+        [
+            U0,
+            ToolCallStart(0, "call_x", "add"),
+            ToolCallDelta(0, '{"a":1,'),
+            ToolCallDelta(0, '"b":2}'),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("tool_use", "tool_use"),
+        ],
         id="llamacpp-tool-use-without-input-and-stop-sequence",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1, "b": 2}}),
-            stop_block(0), *end("tool_use")),
-        [U0, ToolCallStart(0, "t1", "add"), ToolCallDelta(0, '{"a": 1, "b": 2}'),
-         Usage(input_tokens=25, output_tokens=15), Stop("tool_use", "tool_use")],
+        sse(
+            start(),
+            block(0, {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1, "b": 2}}),
+            stop_block(0),
+            *end("tool_use"),
+        ),
+        [
+            U0,
+            ToolCallStart(0, "t1", "add"),
+            ToolCallDelta(0, '{"a": 1, "b": 2}'),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("tool_use", "tool_use"),
+        ],
         id="whole-input-in-block-start",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "tool_use", "id": "t1", "name": "now", "input": {}}), stop_block(0),
-            *end("tool_use")),
-        [U0, ToolCallStart(0, "t1", "now"), ToolCallDelta(0, "{}"), Usage(input_tokens=25, output_tokens=15),
-         Stop("tool_use", "tool_use")],
+        sse(
+            start(),
+            block(0, {"type": "tool_use", "id": "t1", "name": "now", "input": {}}),
+            stop_block(0),
+            *end("tool_use"),
+        ),
+        [
+            U0,
+            ToolCallStart(0, "t1", "now"),
+            ToolCallDelta(0, "{}"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("tool_use", "tool_use"),
+        ],
         id="tool-without-arguments",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "tool_use", "id": "t1", "name": "now", "input": {}}), stop_block(0),
-            *end("end_turn")),
-        [U0, ToolCallStart(0, "t1", "now"), ToolCallDelta(0, "{}"), Usage(input_tokens=25, output_tokens=15),
-         Stop("tool_use", "end_turn")],
+        sse(
+            start(),
+            block(0, {"type": "tool_use", "id": "t1", "name": "now", "input": {}}),
+            stop_block(0),
+            *end("end_turn"),
+        ),
+        [
+            U0,
+            ToolCallStart(0, "t1", "now"),
+            ToolCallDelta(0, "{}"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("tool_use", "end_turn"),
+        ],
         id="tool-calls-with-end-turn",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "thinking", "thinking": ""}), delta(0, type="thinking_delta", thinking="Hmm"),
-            delta(0, type="signature_delta", signature="EqQBCgIYAhIM"), stop_block(0),
-            block(1, {"type": "text", "text": ""}), text(1, "Yes"), stop_block(1), *end("end_turn")),
-        [U0, ThinkingDelta(""), ThinkingDelta("Hmm"), ThinkingDelta(signature="EqQBCgIYAhIM"), TextDelta("Yes"),
-         Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
+        sse(
+            start(),
+            block(0, {"type": "thinking", "thinking": ""}),
+            delta(0, type="thinking_delta", thinking="Hmm"),
+            delta(0, type="signature_delta", signature="EqQBCgIYAhIM"),
+            stop_block(0),
+            block(1, {"type": "text", "text": ""}),
+            text(1, "Yes"),
+            stop_block(1),
+            *end("end_turn"),
+        ),
+        [
+            U0,
+            ThinkingDelta(""),
+            ThinkingDelta("Hmm"),
+            ThinkingDelta(signature="EqQBCgIYAhIM"),
+            TextDelta("Yes"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("end_turn", "end_turn"),
+        ],
         id="documented-thinking-with-signature",
     ),
     pytest.param(
-        sse(start(), block(0, REDACTED), stop_block(0), block(1, {"type": "text", "text": ""}), text(1, "ok"),
-            stop_block(1), *end("end_turn")),
-        [U0, raw(REDACTED), TextDelta("ok"), Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
+        sse(
+            start(),
+            block(0, REDACTED),
+            stop_block(0),
+            block(1, {"type": "text", "text": ""}),
+            text(1, "ok"),
+            stop_block(1),
+            *end("end_turn"),
+        ),
+        [
+            U0,
+            raw(REDACTED),
+            TextDelta("ok"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("end_turn", "end_turn"),
+        ],
         id="redacted-thinking-passes-through",
     ),
     pytest.param(
-        sse(start(), block(0, WEB_CALL), args(0, '{"query": "weather'), args(0, ' paris"}'), stop_block(0),
-            block(1, WEB_RESULT), stop_block(1), block(2, {"type": "text", "text": ""}), text(2, "Sunny"),
+        sse(
+            start(),
+            block(0, WEB_CALL),
+            args(0, '{"query": "weather'),
+            args(0, ' paris"}'),
+            stop_block(0),
+            block(1, WEB_RESULT),
+            stop_block(1),
+            block(2, {"type": "text", "text": ""}),
+            text(2, "Sunny"),
             delta(2, type="citations_delta", citation={"type": "web_search_result_location", "url": "u"}),
-            stop_block(2), *end("end_turn", server_tool_use={"web_search_requests": 1})),
-        [U0, raw({**WEB_CALL, "input": {"query": "weather paris"}}), raw(WEB_RESULT), TextDelta("Sunny"),
-         Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
+            stop_block(2),
+            *end("end_turn", server_tool_use={"web_search_requests": 1}),
+        ),
+        [
+            U0,
+            raw({**WEB_CALL, "input": {"query": "weather paris"}}),
+            raw(WEB_RESULT),
+            TextDelta("Sunny"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("end_turn", "end_turn"),
+        ],
         id="server-tool-blocks-pass-through-citations-skipped",
     ),
     pytest.param(
-        sse(start({"input_tokens": 5, "output_tokens": 1, "cache_creation_input_tokens": 2048,
-                   "cache_read_input_tokens": None}),
-            block(0, {"type": "text", "text": ""}), text(0, "x"), stop_block(0),
-            *end("end_turn", 9, cache_read_input_tokens=100)),
-        [Usage(input_tokens=5, output_tokens=1, cache_creation_input_tokens=2048), TextDelta("x"),
-         Usage(input_tokens=5, output_tokens=9, cache_creation_input_tokens=2048, cache_read_input_tokens=100),
-         Stop("end_turn", "end_turn")],
+        sse(
+            start(
+                {
+                    "input_tokens": 5,
+                    "output_tokens": 1,
+                    "cache_creation_input_tokens": 2048,
+                    "cache_read_input_tokens": None,
+                }
+            ),
+            block(0, {"type": "text", "text": ""}),
+            text(0, "x"),
+            stop_block(0),
+            *end("end_turn", 9, cache_read_input_tokens=100),
+        ),
+        [
+            Usage(input_tokens=5, output_tokens=1, cache_creation_input_tokens=2048),
+            TextDelta("x"),
+            Usage(
+                input_tokens=5, output_tokens=9, cache_creation_input_tokens=2048, cache_read_input_tokens=100
+            ),
+            Stop("end_turn", "end_turn"),
+        ],
         id="cache-tokens-null-fields-running-totals",
     ),
     pytest.param(
-        sse(*[(None, data) for _, data in [start(), block(0, {"type": "text", "text": ""}), text(0, "a"),
-                                           stop_block(0), *end("max_tokens")]]),
+        sse(
+            *[
+                (None, data)
+                for _, data in [
+                    start(),
+                    block(0, {"type": "text", "text": ""}),
+                    text(0, "a"),
+                    stop_block(0),
+                    *end("max_tokens"),
+                ]
+            ]
+        ),
         [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15), Stop("max_tokens", "max_tokens")],
         id="proxy-without-event-lines",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "text", "text": ""}), text(0, "é✓"), stop_block(0), *end("stop_sequence"),
-            crlf=True),
-        [U0, TextDelta("é✓"), Usage(input_tokens=25, output_tokens=15), Stop("stop_sequence", "stop_sequence")],
+        sse(
+            start(),
+            block(0, {"type": "text", "text": ""}),
+            text(0, "é✓"),
+            stop_block(0),
+            *end("stop_sequence"),
+            crlf=True,
+        ),
+        [
+            U0,
+            TextDelta("é✓"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("stop_sequence", "stop_sequence"),
+        ],
         id="crlf-line-endings-multibyte-text",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a"), stop_block(0), *end("end_turn")[:1]),
+        sse(
+            start(), block(0, {"type": "text", "text": ""}), text(0, "a"), stop_block(0), *end("end_turn")[:1]
+        ),
         [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
         id="no-message-stop-after-message-delta",
     ),
     pytest.param(
-        sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a"), stop_block(0), *end("end_turn"),
-            (None, "[DONE]")),
+        sse(
+            start(),
+            block(0, {"type": "text", "text": ""}),
+            text(0, "a"),
+            stop_block(0),
+            *end("end_turn"),
+            (None, "[DONE]"),
+        ),
         [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
         id="done-sentinel-after-message-stop",
     ),
     pytest.param(
-        sse(start(), ("future_event", {"type": "future_event"}), block(0, {"type": "text", "text": ""}),
-            delta(0, type="future_delta", x=1), text(0, "a"), stop_block(0),
-            *end("model_context_window_exceeded")),
-        [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15),
-         Stop("max_tokens", "model_context_window_exceeded")],
+        sse(
+            start(),
+            ("future_event", {"type": "future_event"}),
+            block(0, {"type": "text", "text": ""}),
+            delta(0, type="future_delta", x=1),
+            text(0, "a"),
+            stop_block(0),
+            *end("model_context_window_exceeded"),
+        ),
+        [
+            U0,
+            TextDelta("a"),
+            Usage(input_tokens=25, output_tokens=15),
+            Stop("max_tokens", "model_context_window_exceeded"),
+        ],
         id="unknown-event-and-delta-types-context-window-stop",
     ),
     pytest.param(
@@ -163,27 +337,52 @@ OK = [
 ]
 
 BAD = [
-    pytest.param(sse(start(), ("error", {"type": "error", "error": {"type": "overloaded_error",
-                                                                    "message": "Overloaded"}})),
-                 "overloaded_error: Overloaded", id="error-event-anthropic-envelope"),
-    pytest.param(sse(start(), ("error", {"error": {"code": 500, "message": "slot unavailable",
-                                                   "type": "server_error"}})),
-                 "server_error: slot unavailable", id="error-event-llamacpp-openai-shape"),
+    pytest.param(
+        sse(
+            start(),
+            ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ),
+        "overloaded_error: Overloaded",
+        id="error-event-anthropic-envelope",
+    ),
+    pytest.param(
+        sse(
+            start(),
+            ("error", {"error": {"code": 500, "message": "slot unavailable", "type": "server_error"}}),
+        ),
+        "server_error: slot unavailable",
+        id="error-event-llamacpp-openai-shape",
+    ),
     pytest.param(sse(("error", "upstream exploded")), "upstream exploded", id="error-event-plain-text"),
-    pytest.param(sse((None, {"type": "error", "error": {"type": "api_error", "message": "x"}})), "api_error: x",
-                 id="error-type-without-event-line"),
+    pytest.param(
+        sse((None, {"type": "error", "error": {"type": "api_error", "message": "x"}})),
+        "api_error: x",
+        id="error-type-without-event-line",
+    ),
     pytest.param(sse(start(), ("content_block_delta", "{not json")), "not JSON", id="non-json-data"),
     pytest.param(sse(start(), ("message_delta", "[1, 2]")), "not a JSON object", id="json-array-data"),
-    pytest.param(sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a")), "ended before",
-                 id="truncated-mid-block"),
+    pytest.param(
+        sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a")),
+        "ended before",
+        id="truncated-mid-block",
+    ),
     pytest.param(b"", "ended before", id="empty-body"),
     pytest.param(sse(start(), args(3, "{")), "never started", id="arguments-for-unknown-block"),
-    pytest.param(sse(start(), ("content_block_start", {"type": "content_block_start"})), "without an index",
-                 id="block-start-without-block"),
-    pytest.param(sse(start(), block(0, WEB_CALL), args(0, '{"query": '), stop_block(0)), "malformed input",
-                 id="server-tool-malformed-input"),
-    pytest.param(sse(start(), ("content_block_delta", {"type": "content_block_delta", "index": 0})),
-                 "without a delta", id="delta-without-delta"),
+    pytest.param(
+        sse(start(), ("content_block_start", {"type": "content_block_start"})),
+        "without an index",
+        id="block-start-without-block",
+    ),
+    pytest.param(
+        sse(start(), block(0, WEB_CALL), args(0, '{"query": '), stop_block(0)),
+        "malformed input",
+        id="server-tool-malformed-input",
+    ),
+    pytest.param(
+        sse(start(), ("content_block_delta", {"type": "content_block_delta", "index": 0})),
+        "without a delta",
+        id="delta-without-delta",
+    ),
 ]
 
 
@@ -199,25 +398,37 @@ def split(size: int) -> Callable[[bytes], list[bytes]]:
     return lambda body: [body[i : i + size] for i in range(0, len(body), size)] or [b""]
 
 
-CHUNKINGS = [pytest.param(natural, id="natural"), *(pytest.param(split(n), id=f"split{n}") for n in (1, 3, 7, 64))]
+CHUNKINGS = [
+    pytest.param(natural, id="natural"),
+    *(pytest.param(split(n), id=f"split{n}") for n in (1, 3, 7, 64)),
+]
 
 
-def transport(body: bytes, chunking: Callable[[bytes], list[bytes]], status: int = 200,
-              headers: dict[str, str] | None = None) -> httpx2.MockTransport:
+def transport(
+    body: bytes,
+    chunking: Callable[[bytes], list[bytes]],
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> httpx2.MockTransport:
     async def stream() -> AsyncIterator[bytes]:
         for chunk in chunking(body):
             yield chunk
 
     def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(status, headers={"content-type": "text/event-stream", **(headers or {})},
-                               content=stream())
+        return httpx2.Response(
+            status, headers={"content-type": "text/event-stream", **(headers or {})}, content=stream()
+        )
 
     return httpx2.MockTransport(handler)
 
 
 def provider_for(mock: httpx2.MockTransport) -> MessagesProvider:
-    return MessagesProvider("claude-test", base_url="http://anthropic.test", api_key="k",
-                            http_client=httpx2.AsyncClient(transport=mock))
+    return MessagesProvider(
+        "claude-test",
+        base_url="http://anthropic.test",
+        api_key="k",
+        http_client=httpx2.AsyncClient(transport=mock),
+    )
 
 
 REQUEST = ModelRequest("claude-test", [UserMessage(content="hi")])
@@ -251,27 +462,82 @@ def envelope(kind: str, message: str) -> str:
 
 
 HTTP_ERRORS = [
-    pytest.param(529, envelope("overloaded_error", "Overloaded"), {}, ServerError, "Overloaded", None,
-                 id="529-overloaded"),
-    pytest.param(429, envelope("rate_limit_error", "slow down"), {"retry-after": "7"}, RateLimitError,
-                 "slow down", 7.0, id="429-retry-after-seconds"),
-    pytest.param(429, envelope("rate_limit_error", "slow"), {"retry-after-ms": "1500"}, RateLimitError, "slow",
-                 1.5, id="429-retry-after-ms"),
-    pytest.param(401, envelope("authentication_error", "invalid x-api-key"), {}, AuthenticationError,
-                 "invalid x-api-key", None, id="401-bad-key"),
-    pytest.param(400, envelope("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
-                 {}, ContextWindowExceededError, "prompt is too long", None, id="400-context-window"),
-    pytest.param(404, envelope("not_found_error", "model: claude-nope"), {}, BadRequestError, "claude-nope", None,
-                 id="404-unknown-model"),
-    pytest.param(500, "<html>bad gateway</html>", {"content-type": "text/html"}, ServerError, "500", None,
-                 id="500-html-body"),
+    pytest.param(
+        529,
+        envelope("overloaded_error", "Overloaded"),
+        {},
+        ServerError,
+        "Overloaded",
+        None,
+        id="529-overloaded",
+    ),
+    pytest.param(
+        429,
+        envelope("rate_limit_error", "slow down"),
+        {"retry-after": "7"},
+        RateLimitError,
+        "slow down",
+        7.0,
+        id="429-retry-after-seconds",
+    ),
+    pytest.param(
+        429,
+        envelope("rate_limit_error", "slow"),
+        {"retry-after-ms": "1500"},
+        RateLimitError,
+        "slow",
+        1.5,
+        id="429-retry-after-ms",
+    ),
+    pytest.param(
+        401,
+        envelope("authentication_error", "invalid x-api-key"),
+        {},
+        AuthenticationError,
+        "invalid x-api-key",
+        None,
+        id="401-bad-key",
+    ),
+    pytest.param(
+        400,
+        envelope("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+        {},
+        ContextWindowExceededError,
+        "prompt is too long",
+        None,
+        id="400-context-window",
+    ),
+    pytest.param(
+        404,
+        envelope("not_found_error", "model: claude-nope"),
+        {},
+        BadRequestError,
+        "claude-nope",
+        None,
+        id="404-unknown-model",
+    ),
+    pytest.param(
+        500,
+        "<html>bad gateway</html>",
+        {"content-type": "text/html"},
+        ServerError,
+        "500",
+        None,
+        id="500-html-body",
+    ),
 ]
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(("status", "body", "headers", "error", "message", "retry_after"), HTTP_ERRORS)
-async def test_http_errors(status: int, body: str, headers: dict[str, str], error: type[ProviderError],
-                           message: str, retry_after: float | None) -> None:
+async def test_http_errors(
+    status: int,
+    body: str,
+    headers: dict[str, str],
+    error: type[ProviderError],
+    message: str,
+    retry_after: float | None,
+) -> None:
     mock = transport(body.encode(), split(64), status, {"content-type": "application/json", **headers})
     with pytest.raises(error, match=message) as caught:
         await drain(provider_for(mock))
@@ -289,27 +555,34 @@ def failing(exc: Exception) -> httpx2.MockTransport:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("exc", "error"), [
-    pytest.param(httpx2.ConnectError("refused"), ProviderConnectionError, id="connect-refused"),
-    pytest.param(httpx2.ReadTimeout("slow"), ProviderTimeoutError, id="read-timeout-before-headers"),
-])
+@pytest.mark.parametrize(
+    ("exc", "error"),
+    [
+        pytest.param(httpx2.ConnectError("refused"), ProviderConnectionError, id="connect-refused"),
+        pytest.param(httpx2.ReadTimeout("slow"), ProviderTimeoutError, id="read-timeout-before-headers"),
+    ],
+)
 async def test_transport_errors(exc: Exception, error: type[ProviderError]) -> None:
     with pytest.raises(error):
         await drain(provider_for(failing(exc)))
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("exc", "error"), [
-    pytest.param(httpx2.ReadError("reset"), StreamError, id="connection-reset-mid-stream"),
-    pytest.param(httpx2.ReadTimeout("stalled"), ProviderTimeoutError, id="timeout-mid-stream"),
-])
+@pytest.mark.parametrize(
+    ("exc", "error"),
+    [
+        pytest.param(httpx2.ReadError("reset"), StreamError, id="connection-reset-mid-stream"),
+        pytest.param(httpx2.ReadTimeout("stalled"), ProviderTimeoutError, id="timeout-mid-stream"),
+    ],
+)
 async def test_broken_mid_stream(exc: Exception, error: type[ProviderError]) -> None:
     async def stream() -> AsyncIterator[bytes]:
         yield sse(start(), block(0, {"type": "text", "text": ""}), text(0, "partial"))
         raise exc
 
-    mock = httpx2.MockTransport(lambda r: httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                                                          content=stream()))
+    mock = httpx2.MockTransport(
+        lambda r: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+    )
     seen: list[Any] = []
     provider = provider_for(mock)
     with pytest.raises(error):
@@ -321,25 +594,40 @@ async def test_broken_mid_stream(exc: Exception, error: type[ProviderError]) -> 
 
 @pytest.mark.anyio
 async def test_server_ignoring_stream_true_sends_whole_message() -> None:
-    message = {"id": "m", "type": "message", "role": "assistant", "model": "x", "stop_reason": "tool_use",
-               "content": [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "a"},
-                           {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1}}],
-               "usage": {"input_tokens": 3, "output_tokens": 4}}
+    message = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "x",
+        "stop_reason": "tool_use",
+        "content": [
+            {"type": "thinking", "thinking": "t", "signature": "s"},
+            {"type": "text", "text": "a"},
+            {"type": "tool_use", "id": "t1", "name": "add", "input": {"a": 1}},
+        ],
+        "usage": {"input_tokens": 3, "output_tokens": 4},
+    }
     mock = transport(json.dumps(message).encode(), split(64), headers={"content-type": "application/json"})
     assert await drain(provider_for(mock)) == [
-        Usage(input_tokens=3, output_tokens=4), ThinkingDelta("t", "s"), TextDelta("a"), ToolCallStart(2, "t1", "add"),
-        ToolCallDelta(2, '{"a": 1}'), Stop("tool_use", "tool_use"),
+        Usage(input_tokens=3, output_tokens=4),
+        ThinkingDelta("t", "s"),
+        TextDelta("a"),
+        ToolCallStart(2, "t1", "add"),
+        ToolCallDelta(2, '{"a": 1}'),
+        Stop("tool_use", "tool_use"),
     ]
 
 
 @pytest.mark.anyio
 async def test_json_error_body_with_status_200() -> None:
-    mock = transport(envelope("api_error", "boom").encode(), split(64), headers={"content-type": "application/json"})
+    mock = transport(
+        envelope("api_error", "boom").encode(), split(64), headers={"content-type": "application/json"}
+    )
     with pytest.raises(StreamError, match="api_error: boom"):
         await drain(provider_for(mock))
 
 
-# --- properties ----------------------------------------------------------------------------------------------
+# --- properties ---------------------------------------------------------------------------------------------
 
 
 async def parse(chunks: list[bytes]) -> list[Any]:

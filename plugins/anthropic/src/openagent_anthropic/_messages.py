@@ -6,7 +6,8 @@ core's `SSEDecoder` and ``json.loads`` — no SDK object per event — because t
 
 Options the core `ModelRequest` has no field for travel in ``ModelRequest.extra_body``, the one channel:
 every key is an Anthropic Messages API body field and is sent verbatim (``thinking``, ``output_config``
-with ``effort``, ``metadata``, ``service_tier``, ``top_k``, top-level ``cache_control``, …), except
+with ``effort``, ``metadata``, ``service_tier``, ``top_k``, top-level ``cache_control``, …; ``tools`` such
+as ``{"type": "web_search_20250305", "name": "web_search"}`` are added after the request's own), except
 ``betas``: a list of beta names, sent as the ``anthropic-beta`` header (what the SDK's ``betas=`` does).
 Prompt caching: by default the provider marks ``{"type": "ephemeral"}`` breakpoints on the system prompt,
 the last tool and the last message; ``extra_body={"cache_control": {...}}`` hands caching to the API's own
@@ -25,7 +26,7 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import replace
 from email.utils import parsedate_to_datetime
@@ -140,9 +141,11 @@ def build_body(request: ModelRequest) -> tuple[dict[str, Any], dict[str, str]]:
             tools[-1]["cache_control"] = marker
         body["tools"] = tools
     _sampling(request, body)
-    for key, value in extra.items():  # verbatim, one level of merge for output_config (format + effort)
+    for key, value in extra.items():  # verbatim, but merged with what the request itself set:
         if key == "output_config" and isinstance(value, dict) and "output_config" in body:
-            body["output_config"] = {**body["output_config"], **value}
+            body["output_config"] = {**body["output_config"], **value}  # format + effort
+        elif key == "tools" and isinstance(value, list):
+            body["tools"] = [*body.get("tools", ()), *value]  # server tools (web_search …) after ours
         else:
             body[key] = value
     return body, headers
@@ -354,9 +357,9 @@ class _Turn:
                 if not fragment:
                     return []
                 self.tools[index] = True
-                return [ToolCallDelta(index, fragment)]  # type: ignore[arg-type]
+                return [ToolCallDelta(index, fragment)]
             if index in self.partial:
-                self.partial[index][1].append(fragment)  # type: ignore[index]
+                self.partial[index][1].append(fragment)
                 return []
             raise StreamError(
                 f"input_json_delta for block {index}, which never started",
@@ -374,9 +377,9 @@ class _Turn:
         index = data.get("index")
         if index in self.tools and not self.tools[index]:
             self.tools[index] = True
-            return [ToolCallDelta(index, "{}")]  # type: ignore[arg-type]  # a call without arguments
+            return [ToolCallDelta(index, "{}")]  # a call without arguments
         if index in self.partial:
-            block, fragments = self.partial.pop(index)  # type: ignore[arg-type]
+            block, fragments = self.partial.pop(index)
             if fragments and "".join(fragments).strip():
                 try:
                     block = {**block, "input": json.loads("".join(fragments))}
@@ -460,7 +463,7 @@ def _decode(data: str) -> dict[str, Any]:
     return payload
 
 
-async def _batches(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[ServerSentEvent]]:
+async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSentEvent], None]:
     decoder = SSEDecoder()
     async for chunk in chunks:
         yield decoder.feed(chunk)
@@ -591,9 +594,10 @@ class MessagesProvider:
                     for event in _replay_message(await http.aread()):
                         yield event
                     return
-                async for event in parse_stream(http.aiter_bytes()):
-                    started = True
-                    yield event
+                async with aclosing(http.aiter_bytes()) as chunks:  # closed at once when parsing fails
+                    async for event in parse_stream(chunks):
+                        started = True
+                        yield event
         except anthropic.APIStatusError as exc:
             raise _status_error(exc) from None
         except (anthropic.APITimeoutError, httpx.TimeoutException) as exc:
@@ -612,9 +616,12 @@ def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
         error = body.get("error")
         if isinstance(error, dict) and error.get("message"):
             message = str(error["message"])
+    import httpx2
+
+    text: str | None
     try:
         text = exc.response.text
-    except Exception:  # a body that was never read (streaming) has no text to keep
+    except httpx2.ResponseNotRead:  # a body the SDK did not read has no text to keep
         text = json.dumps(body) if body is not None else None
     retry_after = _retry_after(exc.response.headers)
     return error_for_status(

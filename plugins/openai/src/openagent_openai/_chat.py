@@ -233,6 +233,8 @@ class ChatStream:
         self._slots: list[_Slot] = []
         self._by_wire: dict[Any, _Slot] = {}
         self._text_calls = TextToolCalls(tool_names) if text_protocol else None
+        self._plain = False
+        """Text goes straight out: no text protocol, and the text is known not to be cumulative."""
 
     def feed(self, data: str) -> list[ModelEvent]:
         """Events for one ``data:`` payload."""
@@ -252,18 +254,29 @@ class ChatStream:
             raise StreamError(
                 "the stream sent a data line that is not a JSON object", provider=self.provider, body=data
             )
-        if "error" in chunk:  # an error reported inside a 200 stream (OpenAI, vLLM, OpenRouter)
-            raise self._error(chunk["error"], data)
+        if error := chunk.get("error"):  # an error reported inside a 200 stream (OpenAI, vLLM, OpenRouter)
+            raise self._error(error, data)
         events: list[ModelEvent] = []
         choices = chunk.get("choices")
-        if choices and isinstance(choices, list) and isinstance(choice := choices[0], dict):
-            delta = choice.get("delta") or choice.get("message") or {}  # "message": a non-streamed answer
-            if isinstance(delta, dict) and delta:
-                self._delta(delta, events)
+        if choices and type(choices) is list and type(choice := choices[0]) is dict:
+            delta = choice.get("delta") or choice.get("message")  # "message": a whole, non-streamed answer
+            if type(delta) is dict:
+                content = delta.get("content")
+                if (
+                    type(content) is str
+                    and self._plain
+                    and len(delta) <= 2
+                    and (len(delta) == 1 or "role" in delta)
+                    and content
+                ):
+                    self._text += content  # the hot path: a piece of text, nothing else
+                    events.append(TextDelta(content))
+                elif delta:
+                    self._delta(delta, events)
             if finish := choice.get("finish_reason"):
                 self._finish = str(finish)
         # Usage: in a last chunk with empty choices (stream_options), or on every chunk (some servers).
-        if isinstance(usage := chunk.get("usage"), dict):
+        if type(usage := chunk.get("usage")) is dict:
             events.append(_usage(usage))
         return events
 
@@ -295,6 +308,7 @@ class ChatStream:
         # chunk: it extends the first one exactly.
         if self._cumulative is None and self._text:
             self._cumulative = len(content) > len(self._text) and content.startswith(self._text)
+            self._plain = self._text_calls is None and not self._cumulative
         if self._cumulative:
             if not content.startswith(self._text):
                 raise StreamError(

@@ -97,12 +97,10 @@ class ChatCompletionsProvider:
         """
         client = self._openai()
         body = build_body(request, self.model, self.profile)
-        kwargs: dict[str, Any] = {
-            "model": body.pop("model"),
-            "messages": body.pop("messages"),
-            "stream": True,
-        }
-        body.pop("stream")
+        # The body is already in wire form. Passed as `extra_body` (which the client sends verbatim, over the
+        # named fields), it skips the client's per-request walk of the whole history against its TypedDicts,
+        # 40% of a request's CPU when profiled.
+        kwargs: dict[str, Any] = {"model": body["model"], "messages": (), "stream": True, "extra_body": body}
         if request.timeout is not None:
             kwargs["timeout"] = request.timeout
         text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
@@ -113,12 +111,11 @@ class ChatCompletionsProvider:
         )
         openai = self._openai_module
         try:
-            async with client.chat.completions.with_streaming_response.create(
-                **kwargs, extra_body=body
-            ) as raw:
-                async with aclosing(self._events(raw.http_response, parser)) as events:
-                    async for item in events:
-                        yield item
+            async with client.chat.completions.with_streaming_response.create(**kwargs) as raw:
+                async with aclosing(self._batches(raw.http_response, parser)) as batches:
+                    async for batch in batches:
+                        for item in batch:
+                            yield item
         except openai.APIStatusError as exc:
             raise self._status_error(exc.status_code, exc.response) from exc
         except openai.APITimeoutError as exc:
@@ -141,7 +138,7 @@ class ChatCompletionsProvider:
         for item in parser.finish():
             yield item
 
-    async def _events(self, response: Any, parser: ChatStream) -> AsyncIterator[ModelEvent]:
+    async def _batches(self, response: Any, parser: ChatStream) -> AsyncIterator[list[ModelEvent]]:
         """Parse the body: an event stream, or a whole answer from a server that ignored ``stream``."""
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):
@@ -152,8 +149,7 @@ class ChatCompletionsProvider:
                     provider=self.profile.name,
                     body=response.text[:4096],
                 )
-            for item in parser.feed(response.text):  # a whole chat.completion object, or an error object
-                yield item
+            yield parser.feed(response.text)  # a whole chat.completion object, or an error object
             parser.done = True
             return
         decoder = SSEDecoder()
@@ -163,11 +159,10 @@ class ChatCompletionsProvider:
                 if not parser.seen_data and len(head) < 4096:
                     head += chunk
                 for event in decoder.feed(chunk):
-                    for item in self._event(event.event, event.data, parser):
-                        yield item
+                    if batch := self._event(event.event, event.data, parser):
+                        yield batch
         for event in decoder.flush():
-            for item in self._event(event.event, event.data, parser):
-                yield item
+            yield self._event(event.event, event.data, parser)
         if not parser.seen_data and head.strip():
             raise StreamError(
                 "the server answered with something that is not an event stream",

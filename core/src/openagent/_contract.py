@@ -2,8 +2,8 @@
 
 Subclass `ProviderContract` in a test module, supply the ``provider`` and ``failing_provider`` fixtures
 (built against cassettes or a live server), and set the capability flags; the tests send the same requests
-to every provider and assert on the normalised `ModelEvent`s only (see tests/openai/test_contract.py).
-A capability the endpoint lacks is reported as a skip, never as a pass.
+to every provider and assert on the normalised `ModelEvent`s only (see tests/openai/test_contract.py). A
+capability the endpoint lacks is reported as a skip, never as a pass.
 """
 
 from __future__ import annotations
@@ -20,21 +20,22 @@ from .errors import ProviderError
 from .models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolSpec
 from .types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
 
-__all__ = ["ADD_TOOL", "WEATHER_TOOL", "ProviderContract", "Turn", "collect"]
+__all__ = ["ADD_TOOL", "PROMPTS", "WEATHER_TOOL", "ProviderContract", "Turn", "collect"]
 
-ADD_TOOL = ToolSpec(
-    name="add",
-    description="Add two integers and return their sum.",
-    input_schema={
-        "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-        "required": ["a", "b"],
-    },
-)
+PROMPTS = {
+    "text": "Reply with the single word: hello",
+    "tool": "What is 1234 + 4321? Use the add tool.",
+    "parallel": "Get the weather in Paris and in London. Call get_weather once for each city, both now.",
+    "reasoning": "Is 91 a prime number? Answer yes or no.",
+    "usage": "Count from 1 to 5.",
+}
+"""The prompt of each contract test (a recorded cassette matches on the exact request)."""
+
+_INTS = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+ADD_TOOL = ToolSpec("add", "Add two integers and return their sum.", {"type": "object", "properties": _INTS})
+_CITY = {"city": {"type": "string"}}
 WEATHER_TOOL = ToolSpec(
-    name="get_weather",
-    description="Get the current weather in one city.",
-    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "get_weather", "Get the current weather in one city.", {"type": "object", "properties": _CITY}
 )
 
 
@@ -99,11 +100,9 @@ class ProviderContract:
 
     model: ClassVar[str] = "test-model"
     supports_parallel_tool_calls: ClassVar[bool] = True
-    supports_reasoning: ClassVar[bool] = False
-    """Whether the model streams its reasoning (then a `ThinkingDelta` must come before the answer)."""
+    supports_reasoning: ClassVar[bool] = False  # then a `ThinkingDelta` must come before the answer
     reports_usage: ClassVar[bool] = True
-    expected_error: ClassVar[type[ProviderError]] = ProviderError
-    """The error ``failing_provider`` must raise (a `ProviderError` subclass)."""
+    expected_error: ClassVar[type[ProviderError]] = ProviderError  # what ``failing_provider`` raises
     max_tokens: ClassVar[int | None] = 512
 
     @pytest.fixture(params=["asyncio", "trio"])
@@ -119,7 +118,7 @@ class ProviderContract:
     @pytest.fixture
     def failing_provider(self) -> Iterator[Provider]:
         """A provider whose requests the endpoint refuses, e.g. with a wrong key (override)."""
-        raise NotImplementedError("define a `failing_provider` fixture in your ProviderContract subclass")
+        raise NotImplementedError("define a `failing_provider` fixture")
 
     def request(
         self, prompt: str, *, tools: Sequence[ToolSpec] = (), history: Sequence[Any] = ()
@@ -131,7 +130,7 @@ class ProviderContract:
     @pytest.mark.anyio
     async def test_text(self, provider: Provider) -> None:
         """A plain question gets incremental text and an ``end_turn`` stop."""
-        turn = await collect(provider, self.request("Reply with the single word: hello"))
+        turn = await collect(provider, self.request(PROMPTS["text"]))
         assert "hello" in turn.text.lower()
         assert all(e.text for e in turn.events if isinstance(e, TextDelta)), "an empty TextDelta"
         assert turn.stop is not None and turn.stop.reason == "end_turn"
@@ -140,7 +139,7 @@ class ProviderContract:
     @pytest.mark.anyio
     async def test_tool_round_trip(self, provider: Provider) -> None:
         """The model calls a tool, gets the result back as history, and answers with it."""
-        prompt = "What is 1234 + 4321? Use the add tool."
+        prompt = PROMPTS["tool"]
         first = await collect(provider, self.request(prompt, tools=[ADD_TOOL]))
         assert first.stop is not None and first.stop.reason == "tool_use"
         assert [c["name"] for c in first.calls.values()] == ["add"]
@@ -162,7 +161,7 @@ class ProviderContract:
         """Two independent calls in one turn come as two calls with distinct indexes and ids."""
         if not self.supports_parallel_tool_calls:
             pytest.skip("the endpoint does not make parallel tool calls")
-        prompt = "Get the weather in Paris and in London. Call get_weather once for each city, both now."
+        prompt = PROMPTS["parallel"]
         turn = await collect(provider, self.request(prompt, tools=[WEATHER_TOOL]))
         assert turn.stop is not None and turn.stop.reason == "tool_use"
         cities = sorted(turn.arguments(i)["city"] for i in turn.calls)
@@ -174,7 +173,7 @@ class ProviderContract:
         """A reasoning model streams its thinking as `ThinkingDelta`s before the answer."""
         if not self.supports_reasoning:
             pytest.skip("the model does not stream reasoning")
-        turn = await collect(provider, self.request("Is 91 a prime number? Answer yes or no."))
+        turn = await collect(provider, self.request(PROMPTS["reasoning"]))
         assert turn.thinking.strip()
         first_text = next(i for i, e in enumerate(turn.events) if isinstance(e, TextDelta))
         assert any(isinstance(e, ThinkingDelta) for e in turn.events[:first_text])
@@ -185,7 +184,7 @@ class ProviderContract:
         """Token usage is reported, prompt and output both counted."""
         if not self.reports_usage:
             pytest.skip("the endpoint does not report usage")
-        turn = await collect(provider, self.request("Count from 1 to 5."))
+        turn = await collect(provider, self.request(PROMPTS["usage"]))
         assert turn.usage is not None
         assert turn.usage.input_tokens > 0 and turn.usage.output_tokens > 0
 
@@ -193,7 +192,7 @@ class ProviderContract:
     async def test_errors(self, failing_provider: Provider) -> None:
         """A refused request raises the typed error, with status, provider name and the server's message."""
         with pytest.raises(self.expected_error) as caught:
-            await collect(failing_provider, self.request("Reply with the single word: hello"))
+            await collect(failing_provider, self.request(PROMPTS["text"]))
         assert isinstance(caught.value, ProviderError)
         assert caught.value.status_code is not None and caught.value.status_code >= 400
         assert caught.value.provider and caught.value.message

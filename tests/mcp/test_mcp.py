@@ -1,0 +1,247 @@
+"""MCP toolsets against real servers: stdio, streamable HTTP, SSE, in-process; failures; clean shutdown."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from openagent import AgentOptions, Client, ResultMessage, SystemMessage, UserMessage, query, tool
+from openagent.errors import ConfigError
+from openagent.testing import ScriptedModel, tool_call
+from openagent_mcp import create_sdk_mcp_server, tool_name
+
+pytestmark = pytest.mark.anyio
+
+
+def stdio(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k != "pid_file"}
+
+
+async def run(servers: dict[str, Any], *turns: Any) -> tuple[list[Any], ScriptedModel]:
+    model = ScriptedModel(list(turns))
+    options = AgentOptions(model=model, mcp_servers=servers, persist_session=False)
+    return [m async for m in query(prompt="go", options=options)], model
+
+
+def results(messages: list[Any]) -> list[Any]:
+    return [
+        b for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list) for b in m.content
+    ]
+
+
+def mcp_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "openagent-mcp"]
+
+
+def process_gone(pid_file: Path) -> bool:
+    pid = int(pid_file.read_text())
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_stdio_server_tools_are_called_by_prefixed_name(stdio_server: dict[str, Any]) -> None:
+    messages, model = await run(
+        {"calc": stdio(stdio_server)}, [tool_call("mcp__calc__add", {"a": 2, "b": 3})], "five"
+    )
+    init = messages[0]
+    assert isinstance(init, SystemMessage)
+    assert init.data["mcp_servers"] == [{"name": "calc", "status": "connected"}]
+    assert "mcp__calc__add" in init.data["tools"]
+    names = {t.name for t in model.requests[0].tools}
+    assert {"mcp__calc__add", "mcp__calc__picture", "mcp__calc__explode"} <= names
+    add = next(t for t in model.requests[0].tools if t.name == "mcp__calc__add")
+    assert add.description == "Add two integers."
+    assert add.input_schema["required"] == ["a", "b"]
+    (result,) = results(messages)
+    assert result.content == [{"type": "text", "text": "5"}]
+    assert not result.is_error
+    assert messages[-1].result == "five"
+    assert process_gone(stdio_server["pid_file"])
+    assert not mcp_threads()
+
+
+async def test_results_map_images_resources_and_errors(stdio_server: dict[str, Any]) -> None:
+    calls = [
+        tool_call("mcp__calc__picture", {}, id="p"),
+        tool_call("mcp__calc__readme", {}, id="r"),
+        tool_call("mcp__calc__explode", {}, id="e"),
+    ]
+    messages, _ = await run({"calc": stdio(stdio_server)}, calls, "done")
+    picture, readme, explode = results(messages)
+    assert picture.content[0] == {"type": "text", "text": "a pixel"}
+    assert picture.content[1]["type"] == "image"
+    assert picture.content[1]["source"]["media_type"] == "image/png"
+    assert readme.content == [{"type": "text", "text": "[resource file:///README]\nhello from a resource"}]
+    assert explode.is_error is True
+    assert "boom" in explode.content[0]["text"]
+
+
+async def test_streamable_http_server_with_headers(http_server: str) -> None:
+    servers = {"remote": {"type": "http", "url": http_server, "headers": {"x-team": "blue"}}}
+    call = tool_call("mcp__remote__header", {"name": "x-team"})
+    messages, _ = await run(servers, [call, tool_call("mcp__remote__add", {"a": 40, "b": 2})], "ok")
+    assert messages[0].data["mcp_servers"] == [{"name": "remote", "status": "connected"}]
+    header, add = results(messages)
+    assert header.content == [{"type": "text", "text": "blue"}]
+    assert add.content == [{"type": "text", "text": "42"}]
+
+
+async def test_sse_server(sse_server: str) -> None:
+    messages, _ = await run(
+        {"old": {"type": "sse", "url": sse_server}}, [tool_call("mcp__old__add", {"a": 1, "b": 1})], "2"
+    )
+    assert results(messages)[0].content == [{"type": "text", "text": "2"}]
+
+
+async def test_in_process_sdk_server_calls_tools_directly() -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool("greet", "Greet someone", {"name": str})
+    async def greet(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(args)
+        return {
+            "content": [
+                {"type": "text", "text": f"hello {args['name']}"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/gif"},
+            ]
+        }
+
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    server = create_sdk_mcp_server("greeter", tools=[greet, shout])
+    calls = [tool_call("mcp__local__greet", {"name": "Ada"}), tool_call("mcp__local__shout", {"text": "hi"})]
+    messages, model = await run({"local": server}, calls, "done")
+    assert seen == [{"name": "Ada"}]
+    greeting, shouted = results(messages)
+    assert greeting.content[0] == {"type": "text", "text": "hello Ada"}
+    assert (
+        greeting.content[1] == {"type": "image", "data": "AAAA", "mimeType": "image/gif"}
+        or greeting.content[1]
+    )
+    assert shouted.content == "HI"
+    assert messages[0].data["mcp_servers"] == [{"name": "local", "status": "connected"}]
+    assert not mcp_threads()
+
+
+async def test_an_mcp_server_object_runs_in_memory() -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from servers import build
+    finally:
+        sys.path.pop(0)
+    messages, _ = await run(
+        {"mem": {"type": "sdk", "name": "mem", "instance": build()}},
+        [tool_call("mcp__mem__add", {"a": 3, "b": 4})],
+        "7",
+    )
+    assert results(messages)[0].content == [{"type": "text", "text": "7"}]
+
+
+async def test_failing_servers_are_reported_and_the_others_work(stdio_server: dict[str, Any]) -> None:
+    servers = {
+        "calc": stdio(stdio_server),
+        "missing": {"command": "/nonexistent/mcp-server"},
+        "crashes": {
+            "command": sys.executable,
+            "args": ["-c", "import sys; sys.stderr.write('no config'); sys.exit(3)"],
+        },
+        "silent": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "timeout": 1},
+        "typo": {"type": "websocket", "url": "ws://x"},
+        "no_url": {"type": "http"},
+    }
+    messages, _ = await run(servers, [tool_call("mcp__calc__add", {"a": 1, "b": 2})], "3")
+    status = {s["name"]: s for s in messages[0].data["mcp_servers"]}
+    assert status["calc"] == {"name": "calc", "status": "connected"}
+    for name in ("missing", "crashes", "silent", "typo", "no_url"):
+        assert status[name]["status"] == "failed", name
+    assert "no config" in status["crashes"]["error"]
+    assert "TimeoutError" in status["silent"]["error"]
+    assert "unknown MCP server type 'websocket'" in status["typo"]["error"]
+    assert "needs a 'url'" in status["no_url"]["error"]
+    assert results(messages)[0].content == [{"type": "text", "text": "3"}]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
+    assert not mcp_threads()
+
+
+async def test_closing_the_generator_early_leaves_nothing_behind(stdio_server: dict[str, Any]) -> None:
+    options = AgentOptions(
+        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio(stdio_server)}, persist_session=False
+    )
+    messages = query(prompt="go", options=options)
+    first = await messages.__anext__()
+    assert first.data["mcp_servers"][0]["status"] == "connected"
+    assert mcp_threads()
+    await messages.aclose()
+    assert not mcp_threads()
+    assert process_gone(stdio_server["pid_file"])
+
+
+async def test_breaking_out_of_async_for_is_cleaned_up_by_the_finalizer(stdio_server: dict[str, Any]) -> None:
+    options = AgentOptions(
+        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio(stdio_server)}, persist_session=False
+    )
+    async for _ in query(prompt="go", options=options):
+        break
+    for _ in range(200):  # the event loop's async-generator finalizer closes it soon after collection
+        gc.collect()
+        if not mcp_threads():
+            break
+        await anyio.sleep(0.05)
+    assert not mcp_threads()
+    assert process_gone(stdio_server["pid_file"])
+
+
+async def test_a_client_keeps_servers_across_prompts(stdio_server: dict[str, Any]) -> None:
+    model = ScriptedModel(
+        [
+            [tool_call("mcp__calc__add", {"a": 1, "b": 1})],
+            "2",
+            [tool_call("mcp__calc__add", {"a": 2, "b": 2})],
+            "4",
+        ]
+    )
+    async with Client(
+        AgentOptions(model=model, mcp_servers={"calc": stdio(stdio_server)}, persist_session=False)
+    ) as client:
+        pid = stdio_server["pid_file"].read_text()
+        for expected in ("2", "4"):
+            await client.query("add")
+            answers = [m async for m in client.receive_response()]
+            assert answers[-1].result == expected
+            assert stdio_server["pid_file"].read_text() == pid  # the same server process
+    assert process_gone(stdio_server["pid_file"])
+
+
+async def test_mcp_servers_from_a_json_file(tmp_path: Path, stdio_server: dict[str, Any]) -> None:
+    path = tmp_path / "mcp.json"
+    import json
+
+    path.write_text(json.dumps({"mcpServers": {"calc": stdio(stdio_server)}}))
+    messages, _ = await run(str(path), [tool_call("mcp__calc__add", {"a": 5, "b": 5})], "10")  # type: ignore[arg-type]
+    assert results(messages)[0].content == [{"type": "text", "text": "10"}]
+
+
+async def test_an_unreadable_json_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        await run(str(tmp_path / "missing.json"), "x")  # type: ignore[arg-type]
+
+
+async def test_without_the_plugin_mcp_servers_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAGENT_PLUGINS", "")
+    with pytest.raises(ConfigError, match=r"openagent\[mcp\]"):
+        await run({"x": create_sdk_mcp_server("x")}, "hi")
+
+
+def test_tool_names_are_sanitised() -> None:
+    assert tool_name("my server", "do.it") == "mcp__my_server__do_it"

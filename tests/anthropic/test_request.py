@@ -333,3 +333,10 @@ async def test_key_and_url_resolution(
 def test_official_api_without_a_key_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         MessagesProvider("claude-x")
+
+
+def test_network_is_blocked_outside_recording() -> None:
+    import socket
+
+    with socket.socket() as sock, pytest.raises(RuntimeError, match="Network is disabled"):
+        sock.connect(("127.0.0.1", 9))

@@ -16,7 +16,7 @@ import nox
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "lint", "types", "contract", "integration"]
+nox.options.sessions = ["tests", "lint", "types", "contract", "reliability", "integration"]
 
 TEST_DEPS = [
     "pytest>=8.3",
@@ -60,6 +60,8 @@ def _install(session: nox.Session, *packages: str) -> None:
     for package in packages:
         wanted |= _local_deps(package)
     args: list[str] = []
+    if "core" in packages:  # third-party-style plugin packages the core tests find through entry points
+        args += [f"-e{p}" for p in sorted(map(str, (ROOT / "tests" / "plugins").iterdir()))]
     for package in sorted(wanted):
         args += ["-e", str(_path(package))]
         args += (
@@ -132,6 +134,13 @@ def contract(session: nox.Session) -> None:
     providers = [p for p in _packages() if (ROOT / "tests" / p / "test_contract.py").exists()]
     _install(session, *providers)
     _pytest(session, *[f"tests/{p}/test_contract.py" for p in providers], "--block-network")
+
+
+@nox.session
+def reliability(session: nox.Session) -> None:
+    """Fault injection against the scripted loopback server, through every wire format."""
+    _install(session, *[p for p in _packages() if p in ("core", "openai", "anthropic")])
+    _pytest(session, "tests/reliability")
 
 
 @nox.session

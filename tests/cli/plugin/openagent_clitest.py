@@ -36,6 +36,11 @@ def _turn(turn):
     return [_part(p) for p in turn]
 
 
+def _append(path, line):
+    with open(path, "a") as fh:
+        fh.write(line + "\n")
+
+
 class Recording:
     """A `ScriptedModel` that also appends every request it gets to a JSONL file (``"record"`` in the
     script), so a test can see what the CLI sent from another process."""
@@ -51,8 +56,7 @@ class Recording:
             "output_format": request.output_format,
             "base_url": self.base_url,
         }
-        with open(self.path, "a") as fh:
-            fh.write(json.dumps(seen) + "\n")
+        _append(self.path, json.dumps(seen))
         async for event in self.inner.stream(request):
             yield event
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -102,12 +103,18 @@ def sessions() -> None:
 
 
 @sessions.command("list")
-def list_command() -> None:
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per session instead of a table.")
+def list_command(as_json: bool = False) -> None:
     """The sessions of this directory, most recent first."""
     from rich.console import Console
     from rich.table import Table
 
     rows = _run(_summaries, _store(_settings()))
+    if as_json:
+        for row in rows:
+            data = {**row.__dict__, "updated": row.updated.isoformat(timespec="seconds")}
+            click.echo(json.dumps(data, ensure_ascii=False))
+        return
     console = Console()
     if not rows:
         console.print(
@@ -116,8 +123,8 @@ def list_command() -> None:
         return
     table = Table()
     table.add_column("id", no_wrap=True, min_width=36)
-    table.add_column("title", overflow="ellipsis", max_width=50)
-    table.add_column("model", no_wrap=True)
+    table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=50)
+    table.add_column("model", no_wrap=True, overflow="ellipsis", max_width=30)
     table.add_column("turns", justify="right")
     table.add_column("updated", no_wrap=True)
     for row in rows:

@@ -75,6 +75,7 @@ class RedisServer:
         self.directory = Path(tempfile.mkdtemp(prefix="openagent-redis-"))
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.socket = self.directory / "redis.sock"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -98,6 +99,8 @@ class RedisServer:
             "no",
             "--logfile",
             str(self.directory / "redis.log"),
+            "--unixsocket",
+            str(self.socket),
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait(self._pong, "redis-server", self.proc, self.directory / "redis.log")

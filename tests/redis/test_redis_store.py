@@ -76,3 +76,17 @@ async def test_server_error_becomes_session_error(redis_server: RedisServer) -> 
             await store.load(key)
         with pytest.raises(SessionError, match="could not append to proj/s: ResponseError"):
             await store.append(key, [{"type": "x"}])
+
+
+@pytest.mark.anyio
+async def test_unix_socket_url_reaches_the_same_data(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openagent.plugins import registry
+
+    monkeypatch.setenv("OPENAGENT_PLUGINS", "redis")
+    key: Any = {"project_key": "proj", "session_id": uuid.uuid4().hex}
+    async with registry().session_store_factory("unix")(f"unix://{redis_server.socket}?db=0") as store:
+        await store.append(key, [{"type": "x", "uuid": "1"}])
+    async with RedisSessionStore(redis_server.url) as store:
+        assert await store.load(key) == [{"type": "x", "uuid": "1"}]

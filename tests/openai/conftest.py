@@ -55,7 +55,7 @@ def _cassette_fully_played(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     cassette = request.getfixturevalue("vcr")
     yield
-    if cassette is not None and request.config.getoption("--record-mode") == "none":
+    if cassette is not None and request.getfixturevalue("record_mode") == "none":
         unplayed = [r.uri for i, r in enumerate(cassette.requests) if not cassette.play_counts[i]]
         assert cassette.all_played, f"cassette {cassette._path} has unplayed interactions: {unplayed}"
 

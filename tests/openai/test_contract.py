@@ -1,22 +1,23 @@
 """The shared provider contract suite, run over cassettes recorded from a real llama.cpp server.
 
-Re-record against a live server (``--record-mode=rewrite``, see RECORDING below)::
+Re-record against a live server that requires ``OPENAGENT_RECORD_API_KEY`` (llama-server ``--api-key``), so
+that ``test_errors`` records a real 401::
 
     OPENAGENT_RECORD_PROVIDER=llamacpp OPENAGENT_RECORD_BASE_URL=http://127.0.0.1:8080/v1 \\
-    OPENAGENT_RECORD_API_KEY=secret nox -s record
+    OPENAGENT_RECORD_API_KEY=secret OPENAGENT_RECORD_MODEL=smollm2 nox -s record
 
-The server must require ``OPENAGENT_RECORD_API_KEY`` (llama-server ``--api-key``), so that ``test_errors``
-records a real 401. Cassettes marked ``constructed: true`` were built from the provider's documented
-examples because the recorded model cannot show the behaviour; a recording replaces them.
+Cassettes whose first line says ``constructed: true`` were built from a provider's documented example
+(see constructed.py) because the recorded model cannot show the behaviour; a recording replaces them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-
+from constructed import constructing, mock_client
 from openagent._contract import ProviderContract
 from openagent.errors import AuthenticationError
 from openagent_openai import PROFILES, ChatCompletionsProvider
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.vcr
 PROVIDER = os.environ.get("OPENAGENT_RECORD_PROVIDER", "llamacpp")
 BASE_URL = os.environ.get("OPENAGENT_RECORD_BASE_URL", "http://127.0.0.1:8080/v1")
 API_KEY = os.environ.get("OPENAGENT_RECORD_API_KEY", "recorded-key")
-MODEL = os.environ.get("OPENAGENT_RECORD_MODEL", "qwen3-0.6b")
+MODEL = os.environ.get("OPENAGENT_RECORD_MODEL", "smollm2-135m-instruct")
+CONSTRUCT = os.environ.get("OPENAGENT_CONSTRUCT", "")
 
 
 class TestChatCompletions(ProviderContract):
@@ -35,14 +37,23 @@ class TestChatCompletions(ProviderContract):
     supports_reasoning = True
     expected_error = AuthenticationError
 
+    def _provider(self, request: pytest.FixtureRequest, api_key: str) -> ChatCompletionsProvider:
+        name = request.node.originalname
+        client: Any = mock_client(name) if constructing(name, CONSTRUCT) else None
+        return ChatCompletionsProvider(
+            MODEL, profile=PROFILES[PROVIDER], base_url=BASE_URL, api_key=api_key, http_client=client
+        )
+
     @pytest.fixture
-    async def provider(self) -> AsyncIterator[ChatCompletionsProvider]:
-        provider = ChatCompletionsProvider(MODEL, profile=PROFILES[PROVIDER], base_url=BASE_URL, api_key=API_KEY)
+    async def provider(self, request: pytest.FixtureRequest) -> AsyncIterator[ChatCompletionsProvider]:
+        provider = self._provider(request, API_KEY)
         yield provider
         await provider.aclose()
 
     @pytest.fixture
-    async def failing_provider(self) -> AsyncIterator[ChatCompletionsProvider]:
-        provider = ChatCompletionsProvider(MODEL, profile=PROFILES[PROVIDER], base_url=BASE_URL, api_key="wrong")
+    async def failing_provider(
+        self, request: pytest.FixtureRequest
+    ) -> AsyncIterator[ChatCompletionsProvider]:
+        provider = self._provider(request, "wrong-key")
         yield provider
         await provider.aclose()

@@ -9,7 +9,6 @@ second request only matches its cassette when signatures and pass-through blocks
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ from openagent_anthropic._messages import parse_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-6"
-KEY = os.environ.get("ANTHROPIC_API_KEY") or "test-key"
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
 WEB_SEARCH = {"tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 1}]}
 SYSTEM = "You are a meticulous assistant who answers in one short sentence. " * 40
@@ -89,8 +87,8 @@ async def turn(provider: MessagesProvider, request: ModelRequest) -> tuple[list[
 
 
 @pytest.fixture
-async def provider(anyio_backend: str) -> AsyncIterator[MessagesProvider]:
-    provider = MessagesProvider(MODEL, api_key=KEY)
+async def provider(anyio_backend: str, anthropic_key: str) -> AsyncIterator[MessagesProvider]:
+    provider = MessagesProvider(MODEL, api_key=anthropic_key)
     yield provider
     await provider.aclose()
 

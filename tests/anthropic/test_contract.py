@@ -7,15 +7,12 @@ them against the real API; network is blocked when they play.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 
 import pytest
 from openagent._contract import ProviderContract
 from openagent.errors import AuthenticationError
 from openagent_anthropic import MessagesProvider
-
-KEY = os.environ.get("ANTHROPIC_API_KEY") or "test-key"  # a real key only matters when re-recording
 
 
 @pytest.mark.vcr
@@ -28,13 +25,15 @@ class TestAnthropicContract(ProviderContract):
     supports_reasoning = False
 
     @pytest.fixture
-    async def provider(self, anyio_backend: str) -> AsyncIterator[MessagesProvider]:
-        provider = MessagesProvider(self.model, api_key=KEY)
+    async def provider(self, anyio_backend: str, anthropic_key: str) -> AsyncIterator[MessagesProvider]:
+        provider = MessagesProvider(self.model, api_key=anthropic_key)
         yield provider
         await provider.aclose()
 
     @pytest.fixture
-    async def failing_provider(self, anyio_backend: str) -> AsyncIterator[MessagesProvider]:
+    async def failing_provider(
+        self, anyio_backend: str, anthropic_key: str
+    ) -> AsyncIterator[MessagesProvider]:
         provider = MessagesProvider(self.model, api_key="sk-ant-invalid")
         yield provider
         await provider.aclose()

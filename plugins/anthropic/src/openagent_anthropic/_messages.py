@@ -473,7 +473,7 @@ async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSe
 async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[ModelEvent]:
     """Decode the bytes of a messages stream into events; `StreamError` for anything malformed."""
     turn = _Turn()
-    loads = json.loads
+    loads = json.JSONDecoder().decode  # json.loads minus its per-call argument checks
     async with aclosing(_batches(chunks)) as batches:
         async for batch in batches:
             for sse in batch:

@@ -417,6 +417,16 @@ class StoreSuite:
             with pytest.raises(SessionError):
                 await store.list_sessions("proj")
 
+    @pytest.mark.parametrize("anyio_backend", ["trio"])
+    async def test_under_trio_says_asyncio_only(self, backend: Backend) -> None:
+        # Every store here sits on an asyncio-only driver: under trio the caller must get a clear typed
+        # error, not a RuntimeError from inside the driver.
+        store = backend.store()
+        with pytest.raises(SessionError, match="runs on asyncio only"):
+            await store.append(_key("s"), [make_entry(0)])
+        with pytest.raises(SessionError, match="runs on asyncio only"):
+            await store.load(_key("s"))
+
     async def test_registered_by_url_and_resumed_in_another_process(
         self, backend: Backend, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -104,3 +104,12 @@ async def test_concurrent_first_use_creates_the_table_once(postgres_server: Post
     finally:
         for store in stores:
             await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_driver_suffix_in_the_url_is_dropped(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url.replace("postgresql://", "postgresql+asyncpg://")
+    store = PostgresSessionStore.from_url(url)
+    assert store.dsn == postgres_server.url
+    async with store:
+        assert await store.load({"project_key": "p", "session_id": "never"}) is None

@@ -84,3 +84,7 @@ async def test_a_file_that_is_not_a_database_raises_session_error(tmp_path: Path
     async with SQLiteSessionStore(tmp_path / "junk.db") as store:
         with pytest.raises(SessionError, match="junk.db.*could not load p/s: DatabaseError"):
             await store.load({"project_key": "p", "session_id": "s"})
+
+
+def test_from_url_accepts_a_driver_suffix() -> None:
+    assert SQLiteSessionStore.from_url("sqlite+aiosqlite:///s.db").path == "s.db"

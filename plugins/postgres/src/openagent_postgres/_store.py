@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,19 @@ from openagent.errors import ConfigError, SessionError
 from openagent.sessions import SessionKey, SessionListEntry
 
 __all__ = ["PostgresSessionStore"]
+
+_DRIVER = "asyncpg"
+
+
+def _require_asyncio(store: object) -> None:
+    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise SessionError(
+            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
+        ) from None
+
 
 T = TypeVar("T")
 
@@ -119,8 +133,12 @@ class PostgresSessionStore:
 
     @classmethod
     def from_url(cls, url: str) -> PostgresSessionStore:
-        """A store for a ``postgresql://`` or ``postgres://`` URL."""
-        return cls(url)
+        """A store for a ``postgresql://`` or ``postgres://`` URL.
+
+        A driver suffix in the scheme (``postgresql+asyncpg://``, SQLAlchemy's spelling) is dropped.
+        """
+        scheme, sep, rest = url.partition("://")
+        return cls(f"{scheme.split('+')[0]}{sep}{rest}")
 
     def __repr__(self) -> str:
         parts = urlsplit(self.dsn)
@@ -237,6 +255,7 @@ class PostgresSessionStore:
         return SessionError(f"{self!r}: could not {action} {where}: {type(exc).__name__}: {exc}")
 
     async def _get_pool(self) -> asyncpg.Pool:
+        _require_asyncio(self)
         async with self._lock:
             if self._closed:
                 raise SessionError(f"{self!r} is closed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +17,19 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 __all__ = ["RedisSessionStore"]
+
+_DRIVER = "redis-py"
+
+
+def _require_asyncio(store: object) -> None:
+    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise SessionError(
+            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
+        ) from None
+
 
 # Keys, for prefix P, project K, session S, subpath B ("" for the main transcript):
 #   P:s:["K","S"]:e:B  list of JSON entries       P:s:["K","S"]:u:B  set of stored uuids
@@ -204,6 +218,7 @@ class RedisSessionStore:
 
     @contextmanager
     def _errors(self, action: str, key: SessionKey | None) -> Iterator[None]:
+        _require_asyncio(self)
         if self._closed:
             raise SessionError(f"{self!r} is closed")
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -19,6 +20,19 @@ from openagent.errors import ConfigError, SessionError
 from openagent.sessions import SessionKey, SessionListEntry
 
 __all__ = ["SQLiteSessionStore"]
+
+_DRIVER = "aiosqlite"
+
+
+def _require_asyncio(store: object) -> None:
+    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise SessionError(
+            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
+        ) from None
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_entries (
@@ -103,9 +117,12 @@ class SQLiteSessionStore:
 
     @classmethod
     def from_url(cls, url: str) -> SQLiteSessionStore:
-        """A store for ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``sqlite://`` (in memory)."""
+        """A store for ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``sqlite://`` (in memory).
+
+        A driver suffix in the scheme (``sqlite+aiosqlite://``, SQLAlchemy's spelling) is accepted.
+        """
         parts = urlsplit(url)
-        if parts.scheme != "sqlite" or parts.netloc not in ("", "localhost"):
+        if parts.scheme.split("+")[0] != "sqlite" or parts.netloc not in ("", "localhost"):
             raise ConfigError(f"not a SQLite URL (want sqlite:///path/to/file.db): {url!r}")
         path = unquote(parts.path)[1:] if parts.path.startswith("/") else unquote(parts.path)
         return cls(Path(path).expanduser() if path and path != ":memory:" else ":memory:")
@@ -196,6 +213,7 @@ class SQLiteSessionStore:
     @asynccontextmanager
     async def _connection(self, action: str, key: SessionKey | None) -> AsyncIterator[aiosqlite.Connection]:
         # One connection, one operation at a time: sqlite3 connections are not shared between transactions.
+        _require_asyncio(self)
         async with self._lock:
             with self._errors(action, key):
                 if self._closed:

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import anyio
 
+from ._structured import OutputSchema
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, StreamError
 from .hooks import HookEvent, run_hooks
 from .models import (
@@ -67,6 +68,9 @@ class _Stats:
 
     api: float = 0.0
     turns: int = 0
+    repairs: int = 0
+    stop_hook_active: bool = False
+    structured: Any = None
     usage: Usage = field(default_factory=Usage)
 
 
@@ -259,6 +263,7 @@ class Conversation:
         self.cwd = options.resolved_cwd()
         self.provider, self.model = resolve_provider(options)
         self.tools: dict[str, Tool] = {t.name: t for t in map(_as_tool, options.tools)}
+        self._output = OutputSchema(options.output_format) if options.output_format is not None else None
         if options.agents:  # subagents answer through the Task tool
             from .agents import task_tool
 
@@ -391,7 +396,6 @@ class Conversation:
         await self._record(message)
 
         last: AssistantMessage | None = None
-        stop_hook_active = False
         while True:
             if opts.max_turns is not None and stats.turns >= opts.max_turns:
                 yield await self._result("error_max_turns", started, stats, _final_text(last), last)
@@ -422,11 +426,13 @@ class Conversation:
 
             calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
             if not calls:
-                if reminder := await self._stop_hook(stop_hook_active):  # "don't stop yet", and why
-                    stop_hook_active = True
-                    await self._record(reminder)
+                if follow_up := await self._follow_up(last, stats):  # a Stop hook or a schema says "not yet"
+                    await self._record(follow_up)
                     continue
-                yield await self._result("success", started, stats, _final_text(last), last)
+                failed = stats.repairs > opts.max_structured_output_retries
+                subtype: ResultSubtype = "error_max_structured_output_retries" if failed else "success"
+                text = _final_text(last)
+                yield await self._result(subtype, started, stats, text, last, structured=stats.structured)
                 return
             results, stop_turn, emitted = await self._run_tools(calls)
             answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
@@ -485,19 +491,39 @@ class Conversation:
             return "error_max_budget_usd", None
         return None
 
-    async def _stop_hook(self, active: bool) -> UserMessage | None:
-        stopping = await run_hooks(self.options.hooks, "Stop", self._hook_input(stop_hook_active=active))
+    async def _follow_up(self, last: AssistantMessage, stats: _Stats) -> UserMessage | None:
+        """What to tell the model when it wants to stop but may not yet: a Stop hook's reason, or (up to
+        ``max_structured_output_retries`` times) why its answer does not match ``output_format``.
+        """  # noqa: D205
+        hooks = self.options.hooks
+        stopping = await run_hooks(hooks, "Stop", self._hook_input(stop_hook_active=stats.stop_hook_active))
         if stopping.block_reason and stopping.continue_:
+            stats.stop_hook_active = True
             return UserMessage(content=stopping.block_reason)
-        return None
+        if self._output is None:
+            return None
+        stats.structured, problem = self._output.parse(_final_text(last))
+        if problem is None:
+            return None
+        stats.repairs += 1
+        if stats.repairs > self.options.max_structured_output_retries:
+            return None
+        return UserMessage(
+            content=f"Your answer does not match the required JSON schema: {problem}. "
+            "Reply with only the corrected JSON."
+        )
 
     def _request(self) -> ModelRequest:
         opts = self.options
-        fmt = opts.output_format
+        profile = getattr(self.provider, "profile", None)
+        native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
+        system = opts.system_prompt
+        if self._output is not None and not native:
+            system = "\n\n".join(filter(None, [system, self._output.instructions()]))
         return ModelRequest(
             model=self.model,
             messages=list(self.history),
-            system=opts.system_prompt,
+            system=system,
             tools=[t.spec for t in self.tools.values()],
             max_tokens=opts.max_tokens,
             temperature=opts.temperature,
@@ -505,7 +531,7 @@ class Conversation:
             stop=list(opts.stop) if opts.stop else None,
             tool_choice=opts.tool_choice,
             parallel_tool_calls=opts.parallel_tool_calls,
-            output_format=dict(fmt) if isinstance(fmt, Mapping) else None,
+            output_format=self._output.request_format() if native and self._output else None,
             extra_body=dict(opts.extra_body) if opts.extra_body else None,
             timeout=opts.timeout,
             metadata=dict(opts.metadata) if opts.metadata else None,
@@ -613,13 +639,9 @@ class Conversation:
         result: str,
         last: AssistantMessage | None,
         stop_reason: str | None = None,
+        *,
+        structured: Any = None,
     ) -> ResultMessage:
-        structured = None
-        if subtype == "success" and self.options.output_format is not None and not self._pending:
-            try:
-                structured = json.loads(result)
-            except ValueError:
-                structured = None
         message = ResultMessage(
             subtype=subtype,
             duration_ms=int((time.monotonic() - started) * 1000),

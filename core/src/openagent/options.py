@@ -69,7 +69,10 @@ class AgentOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     max_budget_usd: float | None = None
     output_format: Mapping[str, Any] | type | None = None
-    """``{"type": "json_schema", "schema": {...}}`` or a pydantic model type (structured output issue)."""
+    """``{"type": "json_schema", "schema": {...}}`` or a pydantic model type; the validated answer is
+    `ResultMessage.structured_output` (a model instance when a type was given)."""
+    max_structured_output_retries: int = 2
+    """How many times a final answer that does not match ``output_format`` is sent back for repair."""
     agents: Mapping[str, Any] | None = None
     """Subagent definitions for the ``Task`` tool (subagents issue)."""
     mcp_servers: Mapping[str, Any] | None = None

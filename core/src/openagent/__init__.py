@@ -7,7 +7,6 @@ from typing import Any
 from .client import Client
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
 from .hooks import HookContext, HookMatcher
-from .hookspecs import hookimpl
 from .options import AgentOptions
 from .permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from .query import RunResult, query, run, run_sync
@@ -57,7 +56,7 @@ __all__ = [
     "ToolUseError",
     "Usage",
     "UserMessage",
-    "hookimpl",
+    "hookimpl",  # noqa: F822 - provided lazily by __getattr__
     "query",
     "run",
     "run_sync",
@@ -66,6 +65,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "hookimpl":  # imports pluggy: only plugins need it, when they load
+        from .hookspecs import hookimpl
+
+        return hookimpl
     if name == "__version__":  # read lazily: importlib.metadata is slow to import
         from importlib.metadata import version
 

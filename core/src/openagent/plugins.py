@@ -8,24 +8,21 @@ name with its error, and the others keep working.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from . import hookspecs
 from .errors import ConfigError
-from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    import pluggy
+
     from .models import ProviderFactory
     from .tools import Tool
 
-__all__ = ["PluginInfo", "Registry", "get_plugin_manager", "hookimpl", "list_plugins", "load_plugins"]
+__all__ = ["PluginInfo", "Registry", "get_plugin_manager", "list_plugins", "load_plugins", "registry"]
 
 logger = logging.getLogger("openagent.plugins")
 ENTRY_POINT_GROUP = "openagent"
@@ -118,6 +115,10 @@ class Registry:
 
 def get_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with openagent's hook specifications (no plugins registered)."""
+    import pluggy  # lazily, with the entry-point scan: `import openagent` needs neither
+
+    from . import hookspecs
+
     manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
     manager.add_hookspecs(hookspecs)
     return manager
@@ -141,6 +142,8 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
         ("openagent", None, lambda: testing),
     ]
     allowed = _allowed()
+    import importlib.metadata
+
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if allowed is None or ep.name in allowed:
             version = ep.dist.version if ep.dist is not None else None

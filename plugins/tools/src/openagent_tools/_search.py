@@ -199,10 +199,12 @@ def _wanted(args: GrepArguments) -> Any:
 def _text(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+                return None
+            raw = handle.read()
     except OSError:
         return None
-    if len(raw) > MAX_FILE_BYTES or b"\x00" in raw[:8192]:
+    if b"\x00" in raw[:8192]:
         return None
     return raw.decode("utf-8", errors="replace")
 
@@ -256,18 +258,18 @@ def _grep(args: GrepArguments, context: ToolContext) -> str:
         raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
     base = _base(args.path, context)
     wanted = _wanted(args)
-    files = (
-        [(base.name, base)]
-        if base.is_file()
-        else [(r, Path(e.path)) for r, e in walk_files(base, roots(context))]
-    )
+    if base.is_file():
+        files = [(base.name, base.name, str(base))]
+    else:
+        files = [(rel, entry.name, entry.path) for rel, entry in walk_files(base, roots(context))]
+    files.sort()
     out: list[str] = []
     size = 0
     limit = args.head_limit
-    for rel, path in sorted(files):
-        if not wanted(rel, path.name) or (text := _text(str(path))) is None or not regex.search(text):
+    for rel, name, path in files:
+        if not wanted(rel, name) or (text := _text(path)) is None or not regex.search(text):
             continue
-        shown = display(path, context)
+        shown = display(Path(path), context)
         if args.output_mode == "files_with_matches":
             entries = [shown]
         elif args.output_mode == "count":

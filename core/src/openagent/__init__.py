@@ -56,7 +56,7 @@ __all__ = [
     "ToolUseError",
     "Usage",
     "UserMessage",
-    "hookimpl",  # noqa: F822 - provided lazily by __getattr__
+    "hookimpl",  # provided lazily by __getattr__
     "query",
     "run",
     "run_sync",

@@ -12,7 +12,7 @@ import functools
 import json
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -141,7 +141,7 @@ class ChatCompletionsProvider:
         for item in parser.finish():
             yield item
 
-    async def _batches(self, response: Any, parser: ChatStream) -> AsyncIterator[list[ModelEvent]]:
+    async def _batches(self, response: Any, parser: ChatStream) -> AsyncGenerator[list[ModelEvent], None]:
         """Parse the body: an event stream, or a whole answer from a server that ignored ``stream``."""
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):

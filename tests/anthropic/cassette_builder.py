@@ -19,7 +19,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 from anthropic_streams import PING, args, assemble, block, delta, end, sse, start, stop_block, text
-from openagent._contract import ADD_TOOL, WEATHER_TOOL
+from openagent._contract import ADD_TOOL, PROMPTS, WEATHER_TOOL
 from openagent.models import ModelRequest
 from openagent.types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from openagent_anthropic._messages import build_body, parse_stream
@@ -126,7 +126,7 @@ def first_turn(body: bytes) -> AssistantMessage:
 
 def contract() -> None:
     suite = TestAnthropicContract()
-    add = "What is 1234 + 4321? Use the add tool."
+    add = PROMPTS["tool"]
     call = ToolUseBlock(id="toolu_01T1x1fJ34qAmk2tNTrN7Up6", name="add", input={"a": 1234, "b": 4321})
     call_stream = sse(
         start(usage(410)),
@@ -159,8 +159,8 @@ def contract() -> None:
         stop_block(2),
         *end("tool_use", 88),
     )
-    prompt = "Get the weather in Paris and in London. Call get_weather once for each city, both now."
-    hello = suite.request("Reply with the single word: hello")
+    prompt = PROMPTS["parallel"]
+    hello = suite.request(PROMPTS["text"])
     write("test_contract", "test_text", [interaction(hello, answer("Hello", input_tokens=14, output=4))])
     write(
         "test_contract",
@@ -183,7 +183,7 @@ def contract() -> None:
         "test_usage",
         [
             interaction(
-                suite.request("Count from 1 to 5."), answer("1, 2, 3", ", 4, 5", input_tokens=13, output=14)
+                suite.request(PROMPTS["usage"]), answer("1, 2, 3", ", 4, 5", input_tokens=13, output=14)
             )
         ],
     )

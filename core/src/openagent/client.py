@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 
 from .errors import ConfigError
-from .loop import Conversation, resolve_provider
+from .loop import Conversation
+from .models import resolve_provider
 from .options import AgentOptions
 from .query import MessageStream
 from .types import AssistantMessage, Message, Usage, UserMessage

@@ -14,33 +14,27 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
 from ._structured import OutputSchema
-from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, StreamError
+from ._turn import TurnBuilder
+from .errors import ConfigError, OpenAgentError, ProviderError, StreamError
 from .hooks import HookEvent, run_hooks
 from .models import (
     ModelEvent,
     ModelRequest,
-    Provider,
-    Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-    split_model,
+    resolve_provider,
 )
 from .options import AgentOptions
 from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
 from .plugins import registry
-from .retry import RetryPolicy, StaminaRetry
-from .sessions import SessionKey, SessionStore, entry_for, history_from_entries, open_store, project_key_for
-from .tools import Tool, ToolContext, tool
+from .retry import resolve_retry
+from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
+from .tools import Tool, ToolContext, coerce_tool
 from .types import (
     AssistantMessage,
-    ContentBlock,
     Message,
     ResultMessage,
     ResultSubtype,
@@ -59,8 +53,6 @@ __all__ = ["Conversation"]
 
 logger = logging.getLogger("openagent.loop")
 
-_TEXT, _THINKING, _TOOL = 0, 1, 2
-
 
 @dataclass(slots=True)
 class _Stats:
@@ -72,158 +64,6 @@ class _Stats:
     stop_hook_active: bool = False
     structured: Any = None
     usage: Usage = field(default_factory=Usage)
-
-
-class _Turn:
-    """Accumulates one streamed model turn into content blocks (and, optionally, Anthropic-shaped events)."""
-
-    __slots__ = ("blocks", "by_index", "kind", "parts", "signature", "stop", "usage", "partial")
-
-    def __init__(self, partial: bool) -> None:
-        self.blocks: list[list[Any]] = []  # [kind, parts, meta] per content block, in arrival order
-        self.by_index: dict[int, list[Any]] = {}  # provider tool-call index → its block
-        self.kind = -1
-        self.parts: list[str] = []
-        self.stop: Stop | None = None
-        self.usage: Usage | None = None
-        self.partial = partial
-
-    def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
-        """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
-        out: list[dict[str, Any]] = []
-        if isinstance(event, TextDelta):
-            self._switch(_TEXT, None, {"type": "text", "text": ""}, out)
-            self.parts.append(event.text)
-            if self.partial:
-                out.append(self._delta({"type": "text_delta", "text": event.text}))
-        elif isinstance(event, ThinkingDelta):
-            self._thinking(event, out)
-        elif isinstance(event, ToolCallStart):
-            start = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
-            self.by_index[event.index] = self._switch(_TOOL, (event.id, event.name), start, out, new=True)
-        elif isinstance(event, ToolCallDelta):
-            self._arguments(event, out)
-        elif isinstance(event, Usage):
-            self.usage = event if self.usage is None else self.usage.merge(event)
-        elif isinstance(event, Stop):
-            self.stop = event
-            self._close(out)
-        return out
-
-    def _switch(
-        self, kind: int, meta: Any, start: dict[str, Any], out: list[dict[str, Any]], new: bool = False
-    ) -> list[Any]:
-        """Continue the current block if it is of ``kind`` (and not ``new``), else close it and open one."""
-        if self.kind == kind and not new:
-            return self.blocks[-1]
-        self._close(out)
-        block = [kind, [], meta]
-        self.blocks.append(block)
-        self.kind, self.parts = kind, block[1]
-        if self.partial:
-            out.append({"type": "content_block_start", "index": len(self.blocks) - 1, "content_block": start})
-        return block
-
-    def _thinking(self, event: ThinkingDelta, out: list[dict[str, Any]]) -> None:
-        block = self._switch(_THINKING, [], {"type": "thinking", "thinking": "", "signature": ""}, out)
-        if event.thinking:
-            self.parts.append(event.thinking)
-            if self.partial:
-                out.append(self._delta({"type": "thinking_delta", "thinking": event.thinking}))
-        if event.signature:
-            block[2].append(event.signature)
-            if self.partial:
-                out.append(self._delta({"type": "signature_delta", "signature": event.signature}))
-
-    def _arguments(self, event: ToolCallDelta, out: list[dict[str, Any]]) -> None:
-        block = self.by_index.get(event.index)
-        if block is None:  # arguments before any start: keep them visible rather than drop them
-            start = {"type": "tool_use", "id": f"call_{uuid.uuid4().hex[:12]}", "name": "", "input": {}}
-            block = self.by_index[event.index] = self._switch(_TOOL, (start["id"], ""), start, out, new=True)
-        block[1].append(event.arguments)
-        if self.partial:
-            delta = {"type": "input_json_delta", "partial_json": event.arguments}
-            out.append({"type": "content_block_delta", "index": self.blocks.index(block), "delta": delta})
-
-    def _delta(self, delta: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "content_block_delta", "index": len(self.blocks) - 1, "delta": delta}
-
-    def _close(self, out: list[dict[str, Any]]) -> None:
-        if self.partial and self.kind != -1:
-            out.append({"type": "content_block_stop", "index": len(self.blocks) - 1})
-        self.kind = -1
-
-    def content(self) -> list[ContentBlock]:
-        """The finished blocks; tool calls whose arguments are not a JSON object become `ToolUseError`."""
-        content: list[ContentBlock] = []
-        for kind, parts, meta in self.blocks:
-            if kind == _TEXT:
-                if text := "".join(parts):
-                    content.append(TextBlock(text=text))
-            elif kind == _THINKING:
-                content.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
-            else:
-                content.append(_tool_block(meta[0], meta[1], "".join(parts)))
-        return content
-
-
-def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:
-    if not name:
-        return ToolUseError(id=call_id, name=name, error="the tool call has no tool name", raw_data=raw)
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        error = f"the arguments are not valid JSON ({exc}); send a JSON object matching the tool's schema"
-        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
-    if not isinstance(arguments, dict):
-        error = f"the arguments must be a JSON object, not {type(arguments).__name__}"
-        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
-    return ToolUseBlock(id=call_id, name=name, input=arguments)
-
-
-def _as_tool(item: Any) -> Tool:
-    if isinstance(item, Tool):
-        return item
-    if isinstance(item, str):
-        tools = registry().tools
-        if item not in tools:
-            known = ", ".join(sorted(tools)) or "none"
-            raise ConfigError(
-                f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')"
-            )
-        return tools[item]
-    if isinstance(item, Mapping):
-        schema = item.get("input_schema") or item.get("parameters") or {"type": "object", "properties": {}}
-        return Tool(name=item["name"], description=item.get("description", ""), input_schema=dict(schema))
-    if callable(item):
-        made: Tool = tool(item)
-        return made
-    raise ConfigError(
-        f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict"
-    )
-
-
-def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
-    """The provider instance for the options' model, and the model name to send."""
-    model = options.resolved_model()
-    if not isinstance(model, str):
-        return model, str(getattr(model, "model", type(model).__name__))
-    name, model_name = split_model(model)
-    factory = registry().provider_factory(name)
-    return factory(model_name, base_url=options.base_url, api_key=options.api_key), model_name
-
-
-def _retry_policy(options: AgentOptions) -> RetryPolicy:
-    if options.retry is None:
-        return StaminaRetry()
-    if isinstance(options.retry, str):
-        policies = registry().retry_policies
-        if options.retry not in policies:
-            raise ConfigError(
-                f"unknown retry policy {options.retry!r}; installed: {', '.join(policies) or 'none'}"
-            )
-        return cast(RetryPolicy, policies[options.retry])
-    return options.retry
 
 
 def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
@@ -262,13 +102,13 @@ class Conversation:
         self.session_id: str = options.session_id or str(uuid.uuid4())
         self.cwd = options.resolved_cwd()
         self.provider, self.model = resolve_provider(options)
-        self.tools: dict[str, Tool] = {t.name: t for t in map(_as_tool, options.tools)}
+        self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
         self._output = OutputSchema(options.output_format) if options.output_format is not None else None
         if options.agents:  # subagents answer through the Task tool
             from .agents import task_tool
 
             self.tools.setdefault("Task", task_tool(options.agents))
-        self._retry = _retry_policy(options)
+        self._retry = resolve_retry(options.retry)
         self._store: SessionStore | None = None
         self._key: SessionKey | None = None
         self._started = False
@@ -291,21 +131,8 @@ class Conversation:
         if not opts.persist_session:
             return
         self._store = open_store(opts.session_store)
-        project = project_key_for(self.cwd)
-        source = opts.resume
-        if source is None and opts.continue_conversation and hasattr(self._store, "list_sessions"):
-            sessions = await self._store.list_sessions(project)
-            source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
-        if source is not None:
-            entries = await self._store.load({"project_key": project, "session_id": source})
-            if entries is None:
-                raise SessionError(f"no session {source!r} in project {project!r} to resume")
-            self.history = history_from_entries(entries)
-            if not opts.fork_session:
-                self.session_id = source
-            else:
-                await self._store.append({"project_key": project, "session_id": self.session_id}, entries)
-        self._key = {"project_key": project, "session_id": self.session_id}
+        self._key, self.history = await restore(self._store, self.cwd, self.session_id, opts)
+        self.session_id = self._key["session_id"]
 
     async def _open_toolsets(self) -> None:
         """Open the toolsets plugins make from the options (MCP servers …) and add their tools."""
@@ -402,7 +229,7 @@ class Conversation:
                 return
             request = self._request()
             await run_hooks(opts.hooks, "PreModelRequest", self._hook_input(request=request))
-            turn = _Turn(opts.include_partial_messages)
+            turn = TurnBuilder(opts.include_partial_messages)
             began = time.monotonic()
             try:
                 async with aclosing(self._stream(request, turn)) as partials:
@@ -468,7 +295,7 @@ class Conversation:
             return UserMessage(content="\n\n".join([message.content, *submitted.additional_context]))
         return message
 
-    def _account(self, turn: _Turn, stats: _Stats) -> None:
+    def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
         stats.turns += 1
         if turn.usage is not None:
             stats.usage += turn.usage
@@ -544,7 +371,7 @@ class Conversation:
             self._scope.cancel()
         return self._scope
 
-    async def _stream(self, request: ModelRequest, turn: _Turn) -> AsyncGenerator[StreamEvent, None]:
+    async def _stream(self, request: ModelRequest, turn: TurnBuilder) -> AsyncGenerator[StreamEvent, None]:
         """Stream one model turn into ``turn``; yields `StreamEvent`s only with partial messages on."""
         stream: AsyncIterator[ModelEvent] | None = None
         try:
@@ -616,7 +443,7 @@ class Conversation:
             return _no_events(), None
         return opened
 
-    def _assistant(self, turn: _Turn) -> AssistantMessage:
+    def _assistant(self, turn: TurnBuilder) -> AssistantMessage:
         content = turn.content()
         if self._interrupted:  # never keep half a tool call: it could not be answered
             content = [b for b in content if isinstance(b, TextBlock | ThinkingBlock)]

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ConfigError
 from .types import AssistantMessage, TextBlock, Usage, UserMessage
+
+if TYPE_CHECKING:
+    from .options import AgentOptions
 
 __all__ = [
     "ModelEvent",
@@ -27,6 +30,7 @@ __all__ = [
     "ToolCallStart",
     "ToolSpec",
     "Usage",
+    "resolve_provider",
     "split_model",
 ]
 
@@ -175,3 +179,15 @@ def split_model(model: str) -> tuple[str, str]:
             f"model {model!r} must be 'provider:model', e.g. 'ollama:qwen3' or 'openai:gpt-4.1-mini'"
         )
     return provider.strip().lower(), name
+
+
+def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
+    """The provider instance for the options' model, and the model name to send."""
+    model = options.resolved_model()
+    if not isinstance(model, str):
+        return model, str(getattr(model, "model", type(model).__name__))
+    from .plugins import registry
+
+    name, model_name = split_model(model)
+    factory = registry().provider_factory(name)
+    return factory(model_name, base_url=options.base_url, api_key=options.api_key), model_name

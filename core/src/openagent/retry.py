@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
-from .errors import ProviderError
+from .errors import ConfigError, ProviderError
 
-__all__ = ["NoRetry", "RetryPolicy", "StaminaRetry"]
+__all__ = ["NoRetry", "RetryPolicy", "StaminaRetry", "resolve_retry"]
 
 T = TypeVar("T")
 
@@ -74,3 +74,17 @@ class NoRetry:
     async def __call__(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` once."""
         return await attempt()
+
+
+def resolve_retry(spec: RetryPolicy | str | None) -> RetryPolicy:
+    """The policy for ``AgentOptions.retry``: the default, a registered name, or the policy itself."""
+    if spec is None:
+        return StaminaRetry()
+    if isinstance(spec, str):
+        from .plugins import registry
+
+        policies = registry().retry_policies
+        if spec not in policies:
+            raise ConfigError(f"unknown retry policy {spec!r}; installed: {', '.join(policies) or 'none'}")
+        return cast(RetryPolicy, policies[spec])
+    return spec

@@ -41,6 +41,7 @@ __all__ = [
     "list_sessions",
     "open_store",
     "project_key_for",
+    "restore",
 ]
 
 logger = logging.getLogger("openagent.sessions")
@@ -305,3 +306,26 @@ async def delete_session(
         if deleter is None:
             raise SessionError(f"{type(scope.store).__name__} cannot delete sessions (no delete method)")
         await deleter(scope.key(session_id))
+
+
+async def restore(
+    store: SessionStore, cwd: str | os.PathLike[str], session_id: str, options: Any
+) -> tuple[SessionKey, list[UserMessage | AssistantMessage]]:
+    """The key a conversation writes to and the history it starts from, per ``resume``,
+    ``continue_conversation`` and ``fork_session`` (a fork copies the transcript under ``session_id``).
+    """  # noqa: D205
+    project = project_key_for(cwd)
+    source = options.resume
+    if source is None and options.continue_conversation and hasattr(store, "list_sessions"):
+        sessions = await store.list_sessions(project)
+        source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
+    if source is None:
+        return {"project_key": project, "session_id": session_id}, []
+    entries = await store.load({"project_key": project, "session_id": source})
+    if entries is None:
+        raise SessionError(f"no session {source!r} in project {project!r} to resume")
+    if not options.fork_session:
+        return {"project_key": project, "session_id": source}, history_from_entries(entries)
+    key: SessionKey = {"project_key": project, "session_id": session_id}
+    await store.append(key, [{**e, "session_id": session_id} for e in entries])
+    return key, history_from_entries(entries)

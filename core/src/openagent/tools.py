@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
@@ -20,11 +20,11 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from .errors import ToolError
+from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
 
-__all__ = ["Tool", "ToolContext", "Toolset", "tool"]
+__all__ = ["Tool", "ToolContext", "Toolset", "coerce_tool", "tool"]
 
 logger = logging.getLogger("openagent.tools")
 
@@ -342,3 +342,28 @@ def tool(
         )
 
     return decorate
+
+
+def coerce_tool(item: Any) -> Tool:
+    """A `Tool` from what ``AgentOptions.tools`` accepts: a tool, a function, an installed name, a schema."""
+    if isinstance(item, Tool):
+        return item
+    if isinstance(item, str):
+        from .plugins import registry
+
+        tools = registry().tools
+        if item not in tools:
+            known = ", ".join(sorted(tools)) or "none"
+            raise ConfigError(
+                f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')"
+            )
+        return tools[item]
+    if isinstance(item, Mapping):
+        schema = item.get("input_schema") or item.get("parameters") or {"type": "object", "properties": {}}
+        return Tool(name=item["name"], description=item.get("description", ""), input_schema=dict(schema))
+    if callable(item):
+        made: Tool = tool(item)
+        return made
+    raise ConfigError(
+        f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict"
+    )

@@ -1,0 +1,126 @@
+"""`TurnBuilder`: one streamed model turn, accumulated into content blocks.
+
+Providers yield normalised events; the builder joins text and argument fragments per block, keeps blocks in
+arrival order, and (with partial messages on) makes the Anthropic-shaped stream events that
+``include_partial_messages`` promises whatever the provider. It runs once per streamed chunk: keep it lean.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from .models import ModelEvent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from .types import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError, Usage
+
+__all__ = ["TurnBuilder"]
+
+_TEXT, _THINKING, _TOOL = 0, 1, 2
+
+
+class TurnBuilder:
+    """Accumulates one streamed model turn into content blocks (and, optionally, Anthropic-shaped events)."""
+
+    __slots__ = ("blocks", "by_index", "kind", "parts", "signature", "stop", "usage", "partial")
+
+    def __init__(self, partial: bool) -> None:
+        self.blocks: list[list[Any]] = []  # [kind, parts, meta] per content block, in arrival order
+        self.by_index: dict[int, list[Any]] = {}  # provider tool-call index → its block
+        self.kind = -1
+        self.parts: list[str] = []
+        self.stop: Stop | None = None
+        self.usage: Usage | None = None
+        self.partial = partial
+
+    def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
+        """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
+        out: list[dict[str, Any]] = []
+        if isinstance(event, TextDelta):
+            self._switch(_TEXT, None, {"type": "text", "text": ""}, out)
+            self.parts.append(event.text)
+            if self.partial:
+                out.append(self._delta({"type": "text_delta", "text": event.text}))
+        elif isinstance(event, ThinkingDelta):
+            self._thinking(event, out)
+        elif isinstance(event, ToolCallStart):
+            start = {"type": "tool_use", "id": event.id, "name": event.name, "input": {}}
+            self.by_index[event.index] = self._switch(_TOOL, (event.id, event.name), start, out, new=True)
+        elif isinstance(event, ToolCallDelta):
+            self._arguments(event, out)
+        elif isinstance(event, Usage):
+            self.usage = event if self.usage is None else self.usage.merge(event)
+        elif isinstance(event, Stop):
+            self.stop = event
+            self._close(out)
+        return out
+
+    def _switch(
+        self, kind: int, meta: Any, start: dict[str, Any], out: list[dict[str, Any]], new: bool = False
+    ) -> list[Any]:
+        """Continue the current block if it is of ``kind`` (and not ``new``), else close it and open one."""
+        if self.kind == kind and not new:
+            return self.blocks[-1]
+        self._close(out)
+        block = [kind, [], meta]
+        self.blocks.append(block)
+        self.kind, self.parts = kind, block[1]
+        if self.partial:
+            out.append({"type": "content_block_start", "index": len(self.blocks) - 1, "content_block": start})
+        return block
+
+    def _thinking(self, event: ThinkingDelta, out: list[dict[str, Any]]) -> None:
+        block = self._switch(_THINKING, [], {"type": "thinking", "thinking": "", "signature": ""}, out)
+        if event.thinking:
+            self.parts.append(event.thinking)
+            if self.partial:
+                out.append(self._delta({"type": "thinking_delta", "thinking": event.thinking}))
+        if event.signature:
+            block[2].append(event.signature)
+            if self.partial:
+                out.append(self._delta({"type": "signature_delta", "signature": event.signature}))
+
+    def _arguments(self, event: ToolCallDelta, out: list[dict[str, Any]]) -> None:
+        block = self.by_index.get(event.index)
+        if block is None:  # arguments before any start: keep them visible rather than drop them
+            start = {"type": "tool_use", "id": f"call_{uuid.uuid4().hex[:12]}", "name": "", "input": {}}
+            block = self.by_index[event.index] = self._switch(_TOOL, (start["id"], ""), start, out, new=True)
+        block[1].append(event.arguments)
+        if self.partial:
+            delta = {"type": "input_json_delta", "partial_json": event.arguments}
+            out.append({"type": "content_block_delta", "index": self.blocks.index(block), "delta": delta})
+
+    def _delta(self, delta: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": len(self.blocks) - 1, "delta": delta}
+
+    def _close(self, out: list[dict[str, Any]]) -> None:
+        if self.partial and self.kind != -1:
+            out.append({"type": "content_block_stop", "index": len(self.blocks) - 1})
+        self.kind = -1
+
+    def content(self) -> list[ContentBlock]:
+        """The finished blocks; tool calls whose arguments are not a JSON object become `ToolUseError`."""
+        content: list[ContentBlock] = []
+        for kind, parts, meta in self.blocks:
+            if kind == _TEXT:
+                if text := "".join(parts):
+                    content.append(TextBlock(text=text))
+            elif kind == _THINKING:
+                content.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
+            else:
+                content.append(_tool_block(meta[0], meta[1], "".join(parts)))
+        return content
+
+
+def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:
+    if not name:
+        return ToolUseError(id=call_id, name=name, error="the tool call has no tool name", raw_data=raw)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        error = f"the arguments are not valid JSON ({exc}); send a JSON object matching the tool's schema"
+        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
+    if not isinstance(arguments, dict):
+        error = f"the arguments must be a JSON object, not {type(arguments).__name__}"
+        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
+    return ToolUseBlock(id=call_id, name=name, input=arguments)

@@ -141,7 +141,7 @@ def test_system_prompt_base_url_and_output_schema_reach_the_model(
     [seen] = requests_seen(record)
     assert seen["system"] == "Be brief."
     assert seen["base_url"] == "http://127.0.0.1:1/v1"
-    assert seen["output_format"] == {"type": "json_schema", "schema": schema}
+    assert seen["output_format"]["type"] == "json_schema" and seen["output_format"]["schema"] == schema
     assert json.loads(result.stdout.splitlines()[-1])["structured_output"] == {"n": 5}
 
 
@@ -208,3 +208,23 @@ def test_bash_prints_a_host_execution_warning(openagent):
     assert "no sandbox" in result.stderr
     quiet = openagent("run", "--model", "test:echo", "hello")
     assert "warning" not in quiet.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly(project, cli_env, script):
+    from conftest import OPENAGENT
+
+    model = script(["line\n" * 2000], chunk_size=5)
+    with subprocess.Popen(
+        [OPENAGENT, "run", "--model", model, "x"],
+        cwd=project,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(5) == "line\n"
+        proc.stdout.close()  # like `openagent run … | head -1`
+        errors = proc.stderr.read()
+    assert proc.returncode == 1
+    assert errors == ""

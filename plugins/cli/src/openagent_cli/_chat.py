@@ -128,11 +128,11 @@ class TurnView:
                 self.spin(f"running {', '.join(b.name for b in calls)}…")
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             self.pause()
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    line = result_line(block, self.names.get(block.tool_use_id, ""))
+            for part in message.content:
+                if isinstance(part, ToolResultBlock):
+                    line = result_line(part, self.names.get(part.tool_use_id, ""))
                     self.console.print(
-                        line, style="red" if block.is_error else "dim", markup=False, highlight=False
+                        line, style="red" if part.is_error else "dim", markup=False, highlight=False
                     )
             self.spin()
         elif isinstance(message, ResultMessage):
@@ -168,7 +168,7 @@ class ChatApp:
         if self._prompt is not None:
             return str(await self._prompt.prompt_async(message))
         self.console.print(message, end="", markup=False, highlight=False)
-        line = await anyio.to_thread.run_sync(sys.stdin.readline)
+        line: str = await anyio.to_thread.run_sync(sys.stdin.readline)
         if not line:
             raise EOFError
         return line.rstrip("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -94,6 +95,9 @@ def run_headless(prompt: str, options: Any, *, as_json: bool) -> int:
         printer.end_line()
         print("openagent: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     printer.end_line()
     if printer.result is None:
         print("openagent: error: the run ended without a result", file=sys.stderr)

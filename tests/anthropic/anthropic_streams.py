@@ -70,38 +70,10 @@ PING = ("ping", {"type": "ping"})
 
 
 def assemble(events: list[Any]) -> list[Any]:
-    """Content blocks from a turn's events, the way the loop builds them (consecutive deltas of one kind
-    make one block; each tool call is its own block)."""
-    from openagent.models import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-    from openagent.types import TextBlock, ThinkingBlock, ToolUseBlock
+    """Content blocks from a turn's events, built by the loop's own turn builder."""
+    from openagent._turn import TurnBuilder
 
-    blocks: list[list[Any]] = []
-    calls: dict[int, list[Any]] = {}
-    kind = ""
+    builder = TurnBuilder(partial=False)
     for event in events:
-        if isinstance(event, TextDelta):
-            if kind != "text":
-                blocks.append(["text", [], None])
-                kind = "text"
-            blocks[-1][1].append(event.text)
-        elif isinstance(event, ThinkingDelta):
-            if kind != "thinking":
-                blocks.append(["thinking", [], []])
-                kind = "thinking"
-            blocks[-1][1].append(event.thinking)
-            blocks[-1][2].append(event.signature)
-        elif isinstance(event, ToolCallStart):
-            calls[event.index] = ["tool", [], (event.id, event.name)]
-            blocks.append(calls[event.index])
-            kind = "tool"
-        elif isinstance(event, ToolCallDelta):
-            calls[event.index][1].append(event.arguments)
-    out: list[Any] = []
-    for name, parts, meta in blocks:
-        if name == "text":
-            out.append(TextBlock(text="".join(parts)))
-        elif name == "thinking":
-            out.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
-        else:
-            out.append(ToolUseBlock(id=meta[0], name=meta[1], input=json.loads("".join(parts))))
-    return out
+        builder.feed(event)
+    return builder.content()

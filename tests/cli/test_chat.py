@@ -213,3 +213,31 @@ def test_slash_commands(chat, script, openagent):
     term.prompt()
     term.child.sendeof()
     assert term.finish() == 0
+
+
+def test_ctrl_c_at_the_approval_question_denies_and_ends_the_turn(chat, script, record, requests_seen):
+    model = script([DANGER, "after the interrupt"], record=str(record))
+    term = chat("--model", model, "--tools", "Danger")
+    term.prompt()
+    term.type("do it")
+    term.expect("Allow?")
+    term.child.sendintr()
+    term.expect("✗ Danger: the user interrupted instead of answering")
+    term.prompt()
+    term.type("go on")
+    term.expect("after the interrupt")
+    term.prompt()
+    term.type("/exit")
+    assert term.finish() == 0
+    assert "did rm" not in term.text
+
+
+def test_chat_reads_lines_from_a_pipe_too(openagent, script):
+    turns = [DANGER, "denied, fine", "second answer"]
+    result = openagent("chat", "--model", script(turns), "--tools", "Danger", input="do it\nn\nnext\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.index("→ Danger(action='rm')") < out.index("✗ Danger: the user denied this Danger call")
+    assert (
+        out.index("denied, fine") < out.index("second answer") < out.index("saved: openagent chat --resume")
+    )

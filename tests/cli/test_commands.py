@@ -147,3 +147,30 @@ def test_bad_settings_files_exit_2_naming_the_file(openagent, project, content, 
         assert result.returncode == 2, args
         assert result.stderr.startswith("openagent: error: ") and message in result.stderr, args
         assert str(path) in result.stderr or "project" in result.stderr, args
+
+
+def test_tool_support_and_key_advice_come_from_the_provider_profiles(monkeypatch):
+    from openagent.models import ProviderProfile
+    from openagent_cli._doctor import Probe, _next_steps, tool_support
+    from openagent_cli._settings import Settings
+
+    profiles = {
+        "hosted": ProviderProfile(name="hosted", api_key_env="HOSTED_API_KEY"),
+        "local": ProviderProfile(name="local", requires_api_key=False, supports_parallel_tool_calls=False),
+        "texty": ProviderProfile(name="texty", requires_api_key=False, tool_call_protocol="text"),
+        "none": ProviderProfile(name="none", requires_api_key=False, supports_tools=False),
+    }
+    assert tool_support("hosted", profiles) == "yes, native"
+    assert tool_support("local", profiles) == "yes, native (one call per turn)"
+    assert tool_support("texty", profiles) == "yes, through prompted <tool_call> tags"
+    assert tool_support("none", profiles) == "no"
+    assert tool_support("other", profiles) == "unknown (no profile)"
+    assert tool_support("hosted", None).startswith("unknown (pip install")
+
+    up = [Probe("local", "http://127.0.0.1:1/v1", reachable=True, status=200, models=["m"])]
+    settings = Settings(values={"model": "hosted:big"}, sources={"model": "flag --model"})
+    monkeypatch.delenv("HOSTED_API_KEY", raising=False)
+    steps = _next_steps(up, settings, ["hosted"], profiles)
+    assert steps == ["hosted needs an API key: export HOSTED_API_KEY=… (or api_key in the settings)"]
+    monkeypatch.setenv("HOSTED_API_KEY", "k")
+    assert _next_steps(up, settings, ["hosted"], profiles) == []

@@ -169,6 +169,7 @@ class ChatApp:
             return str(await self._prompt.prompt_async(message))
         self.console.print(message, end="", markup=False, highlight=False)
         line: str = await anyio.to_thread.run_sync(sys.stdin.readline)
+        self.console.print()  # the input is not echoed: end the prompt's line
         if not line:
             raise EOFError
         return line.rstrip("\n")

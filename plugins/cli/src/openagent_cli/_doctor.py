@@ -111,12 +111,25 @@ async def _probe_all(targets: list[tuple[str, str]], seconds: float, api_key: st
     return [r for r in results if r is not None]
 
 
-def _next_steps(results: list[Probe], settings: Any, providers: list[str]) -> list[str]:
+def _key_step(name: str, settings: Any, profiles: dict[str, Any] | None) -> str | None:
+    profile = (profiles or {}).get(name)
+    if profile is None or not profile.requires_api_key or not profile.api_key_env:
+        return None
+    if settings.get("api_key") or os.environ.get("OPENAGENT_API_KEY") or os.environ.get(profile.api_key_env):
+        return None
+    return f"{name} needs an API key: export {profile.api_key_env}=… (or api_key in the settings)"
+
+
+def _next_steps(
+    results: list[Probe], settings: Any, providers: list[str], profiles: dict[str, Any] | None = None
+) -> list[str]:
     steps = []
     model = settings.get("model")
     up = [r for r in results if r.reachable and r.models]
     if model:
         name = model.partition(":")[0]
+        if key_step := _key_step(name, settings, profiles):
+            steps.append(key_step)
         if name not in providers:
             steps.append(
                 f'the configured model {model!r} needs the {name!r} provider: pip install "openagent[openai]"'
@@ -160,7 +173,7 @@ def doctor(urls: tuple[str, ...], timeout: float) -> None:
     console.print(f"model: {settings.get('model') or '(not set)'}", markup=False)
     for r in results:
         console.print(_line(r, profiles), markup=False, soft_wrap=True)
-    for step in _next_steps(results, settings, providers):
+    for step in _next_steps(results, settings, providers, profiles):
         console.print(f"• {step}", markup=False, soft_wrap=True)
 
 

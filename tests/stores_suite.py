@@ -8,6 +8,7 @@ the benchmarks start them the same way.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -263,6 +264,27 @@ asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
 """
 
 
+CONVERSATION = """
+import json, sys
+import anyio
+from openagent import AgentOptions, run, tool
+from openagent.testing import ScriptedModel, thinking, tool_call
+
+@tool
+def echo(s: str) -> str:
+    \"\"\"Echo.\"\"\"
+    return s
+
+async def main(url, cwd):
+    model = ScriptedModel([[thinking("plan", "sig-1"), tool_call("echo", {"s": "hi"})], "said hi"])
+    result = await run("say hi", AgentOptions(model=model, tools=[echo], cwd=cwd, session_store=url))
+    print(json.dumps({"session_id": result.session_id,
+                      "sent": [m.model_dump(mode="json") for m in model.requests[1].messages]}))
+
+anyio.run(main, sys.argv[1], sys.argv[2])
+"""
+
+
 # -- the suite ----------------------------------------------------------------------------------------------
 
 
@@ -450,6 +472,43 @@ class StoreSuite:
                 {"type": "user", "uuid": f"u-{i}", "n": i, "text": "é✓ " * 20} for i in range(25)
             ]
             assert session_id in [s["session_id"] for s in await store.list_sessions("proj")]
+
+    async def test_conversation_resumes_in_another_process_with_identical_history(
+        self, backend: Backend, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        from openagent import AgentOptions, run, tool
+        from openagent.testing import ScriptedModel
+
+        @tool
+        def echo(s: str) -> str:
+            """Echo."""
+            return s
+
+        env = {**os.environ, "OPENAGENT_PLUGINS": backend.name}
+        first = await anyio.run_process(
+            [sys.executable, "-c", CONVERSATION, backend.url, str(tmp_path)], env=env
+        )
+        started = json.loads(first.stdout)
+        monkeypatch.setenv("OPENAGENT_PLUGINS", backend.name)
+        second = ScriptedModel(["again"])
+        options = AgentOptions(
+            model=second, tools=[echo], cwd=tmp_path, session_store=backend.url, resume=started["session_id"]
+        )
+        resumed = await run("once more", options)
+        assert resumed.session_id == started["session_id"]
+        sent = second.requests[0].messages
+        # what an uninterrupted run would have sent: the first run's last request, its answer, the new prompt
+        assert [m.model_dump(mode="json") for m in sent[:3]] == started["sent"]
+        assert sent[1].content[0].signature == "sig-1"  # thinking kept with its signature
+        assert sent[3].content[0].text == "said hi"
+        assert sent[4].content == "once more"
+        from openagent.sessions import project_key_for
+
+        async with _open_url(backend, monkeypatch) as store:  # the transcript lives in this store
+            entries = await store.load(
+                {"project_key": project_key_for(tmp_path), "session_id": resumed.session_id}
+            )
+        assert entries is not None and len(entries) >= 6
 
     async def test_writer_killed_mid_run_loses_nothing_acknowledged(
         self, backend: Backend, monkeypatch: pytest.MonkeyPatch

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,8 +158,9 @@ class LocalProvider:
         """
         inner = await self._provider()
         try:
-            async for event in inner.stream(request):
-                yield event
+            async with aclosing(inner.stream(request)) as events:  # closed with us, not by the collector
+                async for event in events:
+                    yield event
         except ProviderError as exc:
             server = self.server
             if server is None or server_alive(server):

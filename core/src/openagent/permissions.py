@@ -32,6 +32,7 @@ __all__ = [
     "PermissionResultDeny",
     "ToolPermissionContext",
     "check_permission",
+    "denied_outright",
     "rule_matches",
 ]
 
@@ -182,6 +183,11 @@ def rule_matches(
     return specifier in ("", "*") or _specifier_matches(specifier, tool_input, _path(cwd))
 
 
+def denied_outright(tool_name: str, disallowed: Sequence[str]) -> bool:
+    """Whether a bare rule (``"Bash"``, ``"mcp__srv"``) in ``disallowed`` hides the tool from the model."""
+    return any("(" not in r and rule_matches(r, tool_name, {}) for r in disallowed)
+
+
 def _path(cwd: str | Path | None) -> Path | None:
     return None if cwd is None else Path(cwd)
 
@@ -228,6 +234,7 @@ async def check_permission(
     can_use_tool: CanUseTool | None = None,
     context: ToolPermissionContext | None = None,
     cwd: str | Path | None = None,
+    on_ask: Callable[[str], Awaitable[object]] | None = None,
 ) -> PermissionResult:
     """Decide whether one tool call may run: hooks → deny rules → ask rules → mode → allow rules → callback.
 
@@ -244,6 +251,8 @@ async def check_permission(
         can_use_tool: The user's callback for whatever the rules and mode leave open.
         context: Passed to ``can_use_tool``.
         cwd: The run's working directory, against which relative path rules are matched.
+        on_ask: Awaited with a message just before ``can_use_tool`` is asked (the loop fires the
+            ``Notification`` hook with it).
     """
     where = _path(cwd)
     if hook_decision == "deny":
@@ -259,7 +268,7 @@ async def check_permission(
             if ask_rule
             else (hook_reason or "a hook asked for confirmation")
         )
-        return await _ask(tool_name, tool_input, mode, can_use_tool, context, why)
+        return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
     if hook_decision == "allow" or mode == "bypassPermissions":
         return PermissionResultAllow()
     if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
@@ -268,7 +277,8 @@ async def check_permission(
         return PermissionResultAllow()
     if not requires_permission and mode != "dontAsk":
         return PermissionResultAllow()
-    return await _ask(tool_name, tool_input, mode, can_use_tool, context, f"no rule allows {tool_name}")
+    why = f"no rule allows {tool_name}"
+    return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
 
 
 async def _ask(
@@ -278,6 +288,7 @@ async def _ask(
     can_use_tool: CanUseTool | None,
     context: ToolPermissionContext | None,
     why: str,
+    on_ask: Callable[[str], Awaitable[object]] | None,
 ) -> PermissionResult:
     if mode == "dontAsk":
         return PermissionResultDeny(
@@ -291,6 +302,8 @@ async def _ask(
         )
     context = context or ToolPermissionContext()
     context.decision_reason = context.decision_reason or why
+    if on_ask is not None:
+        await on_ask(f"openagent needs your permission to use {tool_name}")
     try:
         answer: Any = can_use_tool(tool_name, tool_input, context)
         if inspect.isawaitable(answer):

@@ -55,6 +55,7 @@ WIRES = [Wire("openai", "openai-compatible"), Wire("anthropic", "anthropic")]
 def wire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Wire:
     w: Wire = request.param
     pytest.importorskip(f"openagent_{w.name}")
+    pytest.importorskip(w.name)  # the vendor SDK, imported outside the test's deadline
     monkeypatch.setenv("OPENAGENT_PLUGINS", w.name)
     return w
 

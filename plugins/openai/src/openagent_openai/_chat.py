@@ -269,8 +269,7 @@ class ChatStream:
                     and (len(delta) == 1 or "role" in delta)
                     and content
                 ):
-                    self._text += content  # the hot path: a piece of text, nothing else
-                    events.append(TextDelta(content))
+                    events.append(TextDelta(content))  # the hot path: a piece of text, nothing else
                 elif delta:
                     self._delta(delta, events)
             if finish := choice.get("finish_reason"):
@@ -317,8 +316,8 @@ class ChatStream:
             content, self._text = content[len(self._text) :], content
             if not content:
                 return
-        else:
-            self._text += content
+        elif self._cumulative is None:
+            self._text = content  # the first piece, kept only to decide at the second one
         if self._text_calls is None:
             events.append(TextDelta(content))
         else:

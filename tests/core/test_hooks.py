@@ -21,6 +21,7 @@ from openagent import (
     ToolError,
     ToolResultBlock,
     UserMessage,
+    hookimpl,
     query,
     tool,
 )
@@ -522,3 +523,31 @@ async def test_a_failing_hook_does_not_lose_the_run() -> None:
     blocking = {"PreToolUse": [HookMatcher(hooks=[_hangs], timeout=0.05, on_error="block")]}
     messages, _ = await run([[tool_call("echo", {"text": "a"})], "end"], blocking)
     assert results(messages)[0].is_error and "timed out" in str(results(messages)[0].content) and seen == []
+
+
+class _HookPlugin:
+    """A plugin contributing a PreToolUse hook that every run gets."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    @hookimpl
+    def register_hooks(self, register: Any) -> None:
+        register("PreToolUse", HookMatcher("echo", [self.recorder]))
+
+
+@needs_wiring
+async def test_plugins_contribute_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openagent import loop
+    from openagent.plugins import load_plugins
+
+    plugin_hook = Recorder(specific("PreToolUse", updatedInput={"text": "from plugin"}))
+    registry = load_plugins(extra=[("hooky", _HookPlugin(plugin_hook))])
+    assert registry.plugins["hooky"].error is None
+    monkeypatch.setattr(loop, "registry", lambda: registry)
+    own = Recorder()
+    messages, _ = await run(
+        [[tool_call("echo", {"text": "a"})], "end"], {"PreToolUse": [HookMatcher(hooks=[own])]}
+    )
+    assert len(plugin_hook.calls) == 1 and own.calls[0][0]["tool_input"] == {"text": "from plugin"}
+    assert results(messages)[0].content == "echo: from plugin"

@@ -41,7 +41,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _binary(name: str, debian_package: str, extra_dirs: list[str] = ()) -> str:  # type: ignore[assignment]
+def _binary(name: str, debian_package: str, extra_dirs: tuple[str, ...] = ()) -> str:
     found = shutil.which(name) or next(
         (p for d in extra_dirs for p in sorted(glob(f"{d}/{name}"))[-1:]), None
     )
@@ -134,7 +134,7 @@ class PostgresServer:
     """
 
     def __init__(self) -> None:
-        extra = ["/usr/lib/postgresql/*/bin"]
+        extra = ("/usr/lib/postgresql/*/bin",)
         self.initdb = _binary("initdb", "postgresql", extra)
         self.postgres = _binary("postgres", "postgresql", extra)
         self.user = "postgres" if os.geteuid() == 0 else None

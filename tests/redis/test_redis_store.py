@@ -90,3 +90,10 @@ async def test_unix_socket_url_reaches_the_same_data(
         await store.append(key, [{"type": "x", "uuid": "1"}])
     async with RedisSessionStore(redis_server.url) as store:
         assert await store.load(key) == [{"type": "x", "uuid": "1"}]
+
+
+def test_a_missing_server_binary_names_the_debian_package() -> None:
+    from stores_suite import _binary
+
+    with pytest.raises(pytest.fail.Exception, match=r"install the Debian package 'redis-server'"):
+        _binary("redis-server-that-does-not-exist", "redis-server")

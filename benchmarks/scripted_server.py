@@ -53,6 +53,7 @@ __all__ = [
     "bench_conversation",
     "closed_port",
     "main",
+    "render",
 ]
 
 FAULTS = (
@@ -197,6 +198,14 @@ def bench_conversation(deltas: int = 300, fragments: int = 8) -> list[Turn]:
     )
     words = [f"word{i} " for i in range(deltas)]
     return [Turn(tool_calls=[call], usage=(50, 20)), Turn(text=words, usage=(80, deltas))]
+
+
+def render(turn: Turn, wire: Literal["openai", "anthropic"] = "openai", model: str = "scripted") -> bytes:
+    """The event-stream body the server sends for ``turn`` (what a parser sees after HTTP de-chunking)."""
+    chunks = (_anthropic_chunks if wire == "anthropic" else _openai_chunks)(
+        turn, model, turn.fault == "truncated_tool_json"
+    )
+    return b"".join(chunks)
 
 
 def closed_port() -> int:

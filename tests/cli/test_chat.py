@@ -241,3 +241,9 @@ def test_chat_reads_lines_from_a_pipe_too(openagent, script):
     assert (
         out.index("denied, fine") < out.index("second answer") < out.index("saved: openagent chat --resume")
     )
+
+
+def test_chat_without_a_model_exits_2(openagent):
+    result = openagent("chat", input="hello\n")
+    assert result.returncode == 2
+    assert result.stderr.startswith("openagent: error: no model")

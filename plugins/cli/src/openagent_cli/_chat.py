@@ -318,7 +318,7 @@ class ChatApp:
         try:
             await self.connect(resume=resume, continue_=continue_)
         except ConfigError as exc:
-            self.console.print(f"openagent: error: {exc}", markup=False, highlight=False)
+            click.echo(f"openagent: error: {exc}", err=True)
             return EXIT_USAGE
         self.console.print(
             f"[bold]openagent chat[/] · {self.client.options.model} · /help for commands, Ctrl-C interrupts, "

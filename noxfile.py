@@ -124,7 +124,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def types(session: nox.Session) -> None:
     """mypy --strict on core and on a file of typed usage."""
-    session.install("mypy>=1.13", "pytest>=8.3", "types-jsonschema", "-e", "core")
+    session.install("mypy>=1.13", "pytest>=8.3", "types-jsonschema", "types-PyYAML", "-e", "core")
     session.run("mypy", "core/src/openagent", "tests/typed_usage.py")
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import anyio
 
@@ -15,9 +15,17 @@ from .loop import Conversation
 from .models import resolve_provider
 from .options import AgentOptions
 from .query import MessageStream
-from .types import AssistantMessage, Message, Usage, UserMessage
+from .types import AssistantMessage, Message, ResultMessage, Usage, UserMessage
 
-__all__ = ["Client"]
+__all__ = ["Client", "ClientStatus"]
+
+ClientStatus: TypeAlias = Literal["idle", "running", "finished", "error", "cancelled"]
+
+
+def _status_of(result: ResultMessage) -> ClientStatus:
+    if result.stop_reason == "interrupted":
+        return "cancelled"
+    return "error" if result.is_error else "finished"
 
 
 class Client:
@@ -37,6 +45,25 @@ class Client:
         self._prompts: deque[str | UserMessage | Mapping[str, Any]] = deque()
         self._arrived = anyio.Event()
         self._closed = False
+        self._listeners: list[tuple[Any, Callable[[Message], Any]]] = []
+        self._status: ClientStatus = "idle"
+
+    @property
+    def status(self) -> ClientStatus:
+        """``idle`` (nothing run yet), ``running``, ``finished``, ``error`` or ``cancelled`` (interrupted)."""
+        return self._status
+
+    def on(
+        self, event_type: str | type | None, callback: Callable[[Message], Any]
+    ) -> Callable[[Message], Any]:
+        """Call ``callback`` (sync or async) with every message of a type: a class (``AssistantMessage``),
+        a ``type`` tag (``"assistant"``, ``"result"``, ``"stream_event"``) or ``None`` for all. Exceptions
+        in callbacks are logged, never raised. Returns the callback, so it also works as a decorator factory.
+        """  # noqa: D205
+        self._listeners.append((event_type, callback))
+        if self._conversation is not None:
+            self._conversation.listeners.append((event_type, callback))
+        return callback
 
     async def __aenter__(self) -> Client:
         await self.connect()
@@ -58,6 +85,7 @@ class Client:
         """Resolve the provider, open (or resume) the session, and optionally queue a first prompt."""
         if self._conversation is None:
             self._conversation = Conversation(self.options)
+            self._conversation.listeners.extend(self._listeners)
             await self._conversation.start()
         if prompt is not None:
             await self.query(prompt)
@@ -84,10 +112,19 @@ class Client:
         return MessageStream(self._messages())
 
     async def _response(self) -> AsyncGenerator[Message, None]:
-        if self._prompts:
+        if not self._prompts:
+            return
+        self._status = "running"
+        try:
             async with aclosing(self.conversation.run(self._prompts.popleft())) as messages:
                 async for message in messages:
+                    if isinstance(message, ResultMessage):
+                        self._status = _status_of(message)
                     yield message
+        except BaseException as exc:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class() | GeneratorExit)
+            self._status = "cancelled" if cancelled else "error"
+            raise
 
     async def _messages(self) -> AsyncGenerator[Message, None]:
         while not self._closed:

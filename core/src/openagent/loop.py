@@ -7,10 +7,12 @@ persistence meet. `Conversation` holds the state that outlives one prompt (histo
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
 import uuid
+import warnings
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from .hooks import HookEvent, run_hooks
 from .models import (
     ModelEvent,
     ModelRequest,
+    Provider,
     resolve_provider,
 )
 from .options import AgentOptions
@@ -32,6 +35,7 @@ from .permissions import PermissionResultDeny, ToolPermissionContext, check_perm
 from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
+from .settings import ProjectSettings, load_settings
 from .tools import Tool, ToolContext, coerce_tool
 from .types import (
     AssistantMessage,
@@ -104,10 +108,13 @@ class Conversation:
         self.provider, self.model = resolve_provider(options)
         self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
         self._output = OutputSchema(options.output_format) if options.output_format is not None else None
-        if options.agents:  # subagents answer through the Task tool
-            from .agents import task_tool
-
-            self.tools.setdefault("Task", task_tool(options.agents))
+        self.settings = ProjectSettings()
+        self._allowed: list[str] = list(options.allowed_tools)
+        self._disallowed: list[str] = list(options.disallowed_tools)
+        self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
+        """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
+        if options.on_message is not None:
+            self.listeners.append((None, options.on_message))
         self._retry = resolve_retry(options.retry)
         self._store: SessionStore | None = None
         self._key: SessionKey | None = None
@@ -127,12 +134,30 @@ class Conversation:
             return
         self._started = True
         opts = self.options
+        if opts.setting_sources:
+            self._load_settings()
+        agents = {**self.settings.agents, **(opts.agents or {})}  # code wins over files
+        if agents:  # subagents answer through the Task tool
+            from .agents import task_tool
+
+            self.tools.setdefault("Task", task_tool(agents))
         await self._open_toolsets()
+        _warn_without_tools(self.provider, self.model, bool(self.tools))
         if not opts.persist_session:
             return
         self._store = open_store(opts.session_store)
         self._key, self.history = await restore(self._store, self.cwd, self.session_id, opts)
         self.session_id = self._key["session_id"]
+
+    def _load_settings(self) -> None:
+        """Memory files, skills, commands, agents and local permission rules (`openagent.settings`)."""
+        opts = self.options
+        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
+        for found in self.settings.tools():
+            self.tools.setdefault(found.name, found)
+        self._allowed += self.settings.allowed_tools
+        self._disallowed += self.settings.disallowed_tools
+        self._described.update(self.settings.describe())
 
     async def _open_toolsets(self) -> None:
         """Open the toolsets plugins make from the options (MCP servers …) and add their tools."""
@@ -205,8 +230,29 @@ class Conversation:
         }
         return SystemMessage(subtype="init", data=data)
 
-    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
+    def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
+        return self._notifying(self._run(prompt)) if self.listeners else self._run(prompt)
+
+    async def _notifying(self, messages: AsyncGenerator[Message, None]) -> AsyncGenerator[Message, None]:
+        """Hand each message to the listeners (sync or async; a failing one is logged) before yielding it."""
+        async with aclosing(messages):
+            async for message in messages:
+                for wanted, callback in self.listeners:
+                    if (
+                        wanted is None
+                        or wanted == message.type
+                        or (isinstance(wanted, type) and isinstance(message, wanted))
+                    ):
+                        try:
+                            outcome = callback(message)
+                            if inspect.isawaitable(outcome):
+                                await outcome
+                        except Exception:
+                            logger.exception("a message callback failed")
+                yield message
+
+    async def _run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         opts = self.options
         first_run = not self._started
         await self.start()
@@ -288,11 +334,17 @@ class Conversation:
         message = _user_message(prompt)
         if not isinstance(message.content, str):
             return message
-        submitted = await run_hooks(hooks, "UserPromptSubmit", self._hook_input(prompt=message.content))
+        text = message.content
+        if self.settings.commands and text.startswith("/"):
+            try:
+                text = self.settings.expand(text)
+            except ValueError as exc:  # an unknown command: say which ones exist
+                return str(exc)
+        submitted = await run_hooks(hooks, "UserPromptSubmit", self._hook_input(prompt=text))
         if submitted.is_blocked:
             return submitted.block_reason or submitted.stop_reason or "blocked by a hook"
-        if submitted.additional_context:
-            return UserMessage(content="\n\n".join([message.content, *submitted.additional_context]))
+        if submitted.additional_context or text != message.content:
+            return UserMessage(content="\n\n".join([text, *submitted.additional_context]))
         return message
 
     def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
@@ -344,7 +396,7 @@ class Conversation:
         opts = self.options
         profile = getattr(self.provider, "profile", None)
         native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
-        system = opts.system_prompt
+        system = self.settings.system_prompt(opts.system_prompt)
         if self._output is not None and not native:
             system = "\n\n".join(filter(None, [system, self._output.instructions()]))
         return ModelRequest(
@@ -546,8 +598,8 @@ class Conversation:
             arguments,
             requires_permission=found.requires_permission,
             mode=opts.permission_mode,
-            allowed=opts.allowed_tools,
-            disallowed=opts.disallowed_tools,
+            allowed=self._allowed,
+            disallowed=self._disallowed,
             hook_decision=pre.permission_decision,
             hook_reason=pre.permission_decision_reason,
             can_use_tool=opts.can_use_tool,
@@ -577,6 +629,23 @@ class Conversation:
         if notes and isinstance(result.content, str):
             result = result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
         return result, not post.continue_
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_without_tools(provider: Provider, model: str, has_tools: bool) -> None:
+    """Warn once per model when tools were given to an endpoint that its profile says cannot call them."""
+    profile = getattr(provider, "profile", None)
+    if not has_tools or profile is None or profile.supports_tools or profile.tool_call_protocol == "text":
+        return
+    if model not in _WARNED:
+        _WARNED.add(model)
+        warnings.warn(
+            f"{profile.name}:{model} cannot call tools natively, so the tools given will not be used; "
+            "use a profile with tool_call_protocol='text' (tool calls parsed from <tool_call> tags) instead",
+            stacklevel=4,
+        )
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

@@ -77,6 +77,13 @@ class AgentOptions:
     """Subagent definitions for the ``Task`` tool (subagents issue)."""
     mcp_servers: Mapping[str, Any] | None = None
     """MCP servers in the Claude format (needs ``openagent[mcp]``)."""
+    setting_sources: Sequence[str] = ()
+    """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
+    `openagent.settings`)."""
+    skills: Sequence[str] | str = "all"
+    """Which of the skills found in the setting sources the model may load (``"all"`` or names)."""
+    on_message: Callable[[Any], Any] | None = None
+    """Called (sync or async) with every message the run yields; exceptions are logged, not raised."""
     extra_body: Mapping[str, Any] | None = None
     """Merged verbatim into every request body."""
     metadata: Mapping[str, Any] | None = None

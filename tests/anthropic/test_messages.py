@@ -181,7 +181,6 @@ OK = [
         ),
         [
             U0,
-            ThinkingDelta(""),
             ThinkingDelta("Hmm"),
             ThinkingDelta(signature="EqQBCgIYAhIM"),
             TextDelta("Yes"),
@@ -330,6 +329,22 @@ OK = [
         id="unknown-event-and-delta-types-context-window-stop",
     ),
     pytest.param(
+        sse(
+            start(),
+            block(0, {"type": "thinking", "thinking": ""}),
+            delta(0, type="thinking_delta", thinking=""),
+            delta(0, type="signature_delta", signature=""),
+            stop_block(0),
+            block(1, {"type": "text", "text": ""}),
+            text(1, ""),
+            text(1, "a"),
+            stop_block(1),
+            *end("end_turn"),
+        ),
+        [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15), Stop("end_turn", "end_turn")],
+        id="empty-deltas-make-no-events",
+    ),
+    pytest.param(
         sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a"), stop_block(0), *end("pause_turn")),
         [U0, TextDelta("a"), Usage(input_tokens=25, output_tokens=15), Stop("pause_turn", "pause_turn")],
         id="pause-turn",
@@ -377,6 +392,16 @@ BAD = [
         sse(start(), block(0, WEB_CALL), args(0, '{"query": '), stop_block(0)),
         "malformed input",
         id="server-tool-malformed-input",
+    ),
+    pytest.param(
+        sse(start(), block(0, {"type": "text", "text": ""}), text(0, 5)),  # type: ignore[arg-type]
+        "text_delta without a string text",
+        id="text-delta-not-a-string",
+    ),
+    pytest.param(
+        sse(start(), block(0, {"type": "thinking", "thinking": ""}), delta(0, type="thinking_delta")),
+        "thinking_delta without a string thinking",
+        id="thinking-delta-without-thinking",
     ),
     pytest.param(
         sse(start(), ("content_block_delta", {"type": "content_block_delta", "index": 0})),

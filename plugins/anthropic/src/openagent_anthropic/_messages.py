@@ -326,7 +326,8 @@ class _Turn:
         if kind == "text":
             return [TextDelta(block["text"])] if block.get("text") else []
         if kind == "thinking":
-            return [ThinkingDelta(block.get("thinking") or "", block.get("signature") or "")]
+            thinking, signature = block.get("thinking") or "", block.get("signature") or ""
+            return [ThinkingDelta(thinking, signature)] if thinking or signature else []
         if kind == "tool_use":
             # Quirk (llama.cpp): tool_use starts without an id or without ``input``; the real API sends
             # ``input: {}`` and then the arguments as input_json_delta fragments.
@@ -347,10 +348,6 @@ class _Turn:
                 "content_block_delta without a delta", provider="anthropic", body=json.dumps(data)
             )
         kind = delta.get("type")
-        if kind == "thinking_delta":
-            return [ThinkingDelta(delta.get("thinking") or "")]
-        if kind == "signature_delta":
-            return [ThinkingDelta(signature=delta.get("signature") or "")]
         if kind == "input_json_delta":
             fragment = delta.get("partial_json") or ""
             if index in self.tools:
@@ -366,8 +363,18 @@ class _Turn:
                 provider="anthropic",
                 body=json.dumps(data),
             )
-        if kind == "text_delta":
-            return [TextDelta(delta.get("text") or "")]
+        if kind in ("text_delta", "thinking_delta", "signature_delta"):
+            field = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}[kind]
+            value = delta.get(field)
+            if not isinstance(value, str):
+                raise StreamError(
+                    f"{kind} without a string {field}", provider="anthropic", body=json.dumps(data)
+                )
+            if not value:
+                return []
+            if kind == "text_delta":
+                return [TextDelta(value)]
+            return [ThinkingDelta(value)] if kind == "thinking_delta" else [ThinkingDelta(signature=value)]
         # citations_delta and delta types added after this was written: Anthropic's versioning policy says
         # clients must tolerate new event and delta types. Citations are not replayed (core has no field).
         logger.debug("anthropic: ignoring %s for block %s", kind, index)
@@ -484,11 +491,14 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[ModelEvent
                     try:
                         data = loads(sse.data)
                         delta = data["delta"]
-                        if delta["type"] == "text_delta":
-                            yield TextDelta(delta["text"])
+                        if delta["type"] == "text_delta" and delta["text"].__class__ is str:
+                            if delta["text"]:
+                                yield TextDelta(delta["text"])
                             continue
-                    except (ValueError, KeyError, TypeError):
-                        data = None
+                    except ValueError:
+                        data = None  # handle() reports the raw data
+                    except (KeyError, TypeError, AttributeError):
+                        pass  # not a well-formed text delta: handle() sorts it out
                 for event in turn.handle(sse, data):
                     yield event
     if not turn.stopped:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, cast
 
 import httpx
 from openagent import Tool, ToolError, tool
@@ -41,7 +41,8 @@ async def _download(url: str, seconds: float) -> tuple[httpx.Response, bytes, bo
         async with client.stream("GET", url) as response:
             body = bytearray()
             cut = False
-            async with aclosing(response.aiter_bytes()) as chunks:  # closed even when we stop early
+            chunks_gen = cast(AsyncGenerator[bytes, None], response.aiter_bytes())  # it is a generator
+            async with aclosing(chunks_gen) as chunks:  # closed even when we stop early
                 async for chunk in chunks:
                     body += chunk
                     if len(body) > MAX_BYTES:

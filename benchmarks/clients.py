@@ -343,7 +343,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.profile:
         import cProfile
 
-        profiler = cProfile.Profile(time.process_time)  # CPU time: what the table reports
+        profiler = cProfile.Profile(time.process_time if args.profile_clock == "cpu" else time.perf_counter)
         profiler.enable()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if args.concurrency <= 1:
@@ -390,6 +390,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--deltas", type=int, default=300)
     parser.add_argument("--profile", help="write a cProfile of the measured conversations to this file")
+    parser.add_argument("--profile-clock", choices=["cpu", "wall"], default="cpu", help="profile clock")
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     result = asyncio.run(measure(args))

@@ -6,17 +6,20 @@ import time
 from collections.abc import Callable
 
 import anyio
-import sniffio
 
 __all__ = ["live_tasks", "wait_until"]
 
 
 def live_tasks() -> int:
     """How many tasks the running event loop has (asyncio or trio)."""
-    if sniffio.current_async_library() == "trio":
+    try:
         import trio
 
-        count, stack = 0, [trio.lowlevel.current_root_task()]
+        root = trio.lowlevel.current_root_task()
+    except (ImportError, RuntimeError):  # not running under trio
+        root = None
+    if root is not None:
+        count, stack = 0, [root]
         while stack:
             task = stack.pop()
             count += 1

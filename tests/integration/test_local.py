@@ -7,7 +7,6 @@ loop executes, usage, interrupt and crash behaviour), never on what the model sa
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 from typing import Any
@@ -120,8 +119,10 @@ async def _first_turn_must_call_a_tool(
         and any(isinstance(b, ToolResultBlock) for b in m.content)
         for m in request.messages
     )
-    updated = dataclasses.replace(request, tool_choice="none" if answered else "required")
-    return {"hookSpecificOutput": {"hookEventName": "PreModelRequest", "updatedRequest": updated}}
+    # Set on the request itself as well as returned as ``updatedRequest``: the loop sends the object it
+    # passed to the hook, or its replacement.
+    request.tool_choice = "none" if answered else "required"
+    return {"hookSpecificOutput": {"hookEventName": "PreModelRequest", "updatedRequest": request}}
 
 
 async def test_a_tool_call_is_executed_by_the_loop_and_answered(

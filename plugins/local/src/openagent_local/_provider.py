@@ -132,8 +132,12 @@ class LocalProvider:
                 ctx_size=self.spec.ctx_size,
                 extra_args=self.spec.extra_args,
             )
-        server = await ensure_server(self.spec, root=self._root, builder=_log_progress)
-        if self._inner is None or self.server is None or server.port != self.server.port:
+        server = self.server
+        if server is None or not server_alive(server):  # the fast path costs one read of /proc
+            server = await ensure_server(self.spec, root=self._root, builder=_log_progress)
+        if self._inner is None or server != self.server:  # first use, or a new server: new connections
+            if self._inner is not None:
+                await self._inner.aclose()
             self._inner = ChatCompletionsProvider(
                 self.model, profile=PROFILES["llamacpp"], base_url=server.base_url
             )

@@ -7,7 +7,7 @@ that ``test_errors`` records a real 401::
     OPENAGENT_RECORD_API_KEY=secret OPENAGENT_RECORD_MODEL=smollm2 nox -s record
 
 Cassettes whose first line says ``constructed: true`` were built from a provider's documented example
-(see constructed.py) because the recorded model cannot show the behaviour; a recording replaces them.
+(see openai_constructed.py) because the recorded model cannot show the behaviour; a recording replaces them.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from constructed import constructing, mock_client
 from openagent._contract import ProviderContract
 from openagent.errors import AuthenticationError
 from openagent_openai import PROFILES, ChatCompletionsProvider
+from openai_constructed import constructing, mock_client
 
 pytestmark = pytest.mark.vcr
 

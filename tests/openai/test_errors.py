@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import Replay
 from openagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -23,6 +22,7 @@ from openagent.errors import (
 from openagent.models import ModelRequest
 from openagent.types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
+from openai_replay import Replay
 
 pytestmark = pytest.mark.anyio
 REQUEST = ModelRequest("test-model", [UserMessage(content="hi")])

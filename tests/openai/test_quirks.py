@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 import pytest
-from conftest import SPLITS, Replay, sse
 from openagent.errors import StreamError
 from openagent.models import (
     ModelRequest,
@@ -24,6 +23,7 @@ from openagent.models import (
 )
 from openagent.types import Usage, UserMessage
 from openagent_openai import PROFILES
+from openai_replay import SPLITS, Replay, sse
 
 pytestmark = pytest.mark.anyio
 

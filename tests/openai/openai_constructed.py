@@ -2,7 +2,7 @@
 
 ``OPENAGENT_CONSTRUCT=test_reasoning,test_parallel_tools pytest tests/openai/test_contract.py
 --record-mode=rewrite`` sends the contract's real requests to a mock transport that answers with these
-streams and vcrpy records the exchange; ``python tests/openai/constructed.py`` then marks those cassettes
+streams and vcrpy records the exchange; ``python tests/openai/openai_constructed.py`` then marks those cassettes
 ``constructed: true``. Recording against a real endpoint (``nox -s record``) replaces them.
 """
 

@@ -9,15 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-PLUGIN_DIR = Path(__file__).parent / "plugin"
-OPENAGENT = str(Path(sys.executable).parent / "openagent")
+from cli_support import OPENAGENT, PLUGIN_DIR
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from cli_support import OPENAGENT
+
 THINK_AND_CALL = [
     [{"thinking": "I should shout"}, {"text": "Let me shout."}, {"tool": "Shout", "input": {"text": "hi"}}],
     "Done: HI",
@@ -19,8 +21,6 @@ def test_answer_streams_to_stdout_and_tool_events_go_to_stderr(openagent, script
 
 
 def test_text_reaches_stdout_before_the_run_ends(project, cli_env, script):
-    from conftest import OPENAGENT
-
     model = script(["Hello, this answer arrives one character at a time."], chunk_size=1, delay=0.05)
     with subprocess.Popen(
         [OPENAGENT, "run", "--model", model, "x"], cwd=project, env=cli_env, stdout=subprocess.PIPE, text=True
@@ -211,8 +211,6 @@ def test_bash_prints_a_host_execution_warning(openagent):
 
 
 def test_a_reader_that_goes_away_ends_the_run_quietly(project, cli_env, script):
-    from conftest import OPENAGENT
-
     model = script(["line\n" * 2000], chunk_size=5)
     with subprocess.Popen(
         [OPENAGENT, "run", "--model", model, "x"],

@@ -72,8 +72,22 @@ class PluginGroup(click.Group):
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="openagent-cli", prog_name="openagent")
-def cli() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Log retries and plugin details on stderr.")
+def cli(verbose: bool = False) -> None:
     """openagent: run agents on any model, from the command line."""
+    _configure_logging(verbose)
+
+
+def _configure_logging(verbose: bool) -> None:
+    """Warnings as ``openagent: warning: …`` lines on stderr; retries only with ``--verbose``."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("openagent: %(levelname)s: %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    logging.getLogger("stamina").setLevel(logging.INFO if verbose else logging.ERROR)
 
 
 def model_options(func: F) -> F:

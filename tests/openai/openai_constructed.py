@@ -2,13 +2,14 @@
 
 ``OPENAGENT_CONSTRUCT=test_reasoning,test_parallel_tools pytest tests/openai/test_contract.py
 --record-mode=rewrite`` sends the contract's real requests to a mock transport that answers with these
-streams and vcrpy records the exchange; ``python tests/openai/openai_constructed.py`` then marks those cassettes
+streams and vcrpy records the exchange; ``python tests/openai/openai_constructed.py [names]`` then marks those cassettes
 ``constructed: true``. Recording against a real endpoint (``nox -s record``) replaces them.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,24 @@ ANSWERS: dict[str, list[bytes]] = {
             usage=(82, 40),
         )
     ],
+    # OpenAI function-calling guide: the call, then the answer once the tool result is sent back.
+    "test_tool_round_trip": [
+        _sse(
+            {"role": "assistant", "content": None},
+            _call(0, "call_12345xyz", "add"),
+            _args(0, '{"a": 1234,'),
+            _args(0, ' "b": 4321}'),
+            finish="tool_calls",
+            usage=(120, 24),
+        ),
+        _sse(
+            {"role": "assistant", "content": ""},
+            {"content": "1234 + 4321 = "},
+            {"content": "5555."},
+            finish="stop",
+            usage=(160, 12),
+        ),
+    ],
     # DeepSeek reasoning-model API (the `reasoning_content` delta field llama.cpp and vLLM also use).
     "test_reasoning": [
         _sse(
@@ -81,6 +100,7 @@ ANSWERS: dict[str, list[bytes]] = {
 DOCS = {
     "test_parallel_tools": "https://platform.openai.com/docs/guides/function-calling#streaming",
     "test_reasoning": "https://api-docs.deepseek.com/guides/reasoning_model",
+    "test_tool_round_trip": "https://platform.openai.com/docs/guides/function-calling#streaming",
 }
 
 
@@ -107,5 +127,5 @@ def mark_constructed(test_name: str) -> None:
 
 
 if __name__ == "__main__":
-    for name in ANSWERS:
+    for name in sys.argv[1:] or ANSWERS:
         mark_constructed(name)

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from openagent._contract import ProviderContract
 from openagent.errors import AuthenticationError
+from openagent.testing import ProviderContract
 from openagent_openai import PROFILES, ChatCompletionsProvider
 from openai_constructed import constructing, mock_client
 

@@ -29,6 +29,7 @@ from openagent.agents import AgentDefinition
 from openagent.hooks import HOOK_EVENTS, HookContext, merge_hooks, run_hooks
 from openagent.models import ModelRequest
 from openagent.permissions import PLAN_MODE_NOTE
+from openagent.plugins import Registry, load_plugins
 from openagent.testing import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.anyio
@@ -536,10 +537,13 @@ class _HookPlugin:
         register("PreToolUse", HookMatcher("echo", [self.recorder]))
 
 
-@needs_wiring
+@pytest.mark.xfail(
+    "hooks" not in {f.name for f in dataclasses.fields(Registry)},
+    strict=True,
+    reason="needs the register_hooks hookspec and Registry.hooks",
+)
 async def test_plugins_contribute_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     from openagent import loop
-    from openagent.plugins import load_plugins
 
     plugin_hook = Recorder(specific("PreToolUse", updatedInput={"text": "from plugin"}))
     registry = load_plugins(extra=[("hooky", _HookPlugin(plugin_hook))])

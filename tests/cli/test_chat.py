@@ -199,3 +199,36 @@ def test_chat_without_a_model_exits_2(openagent):
     result = openagent("chat", input="hello\n")
     assert result.returncode == 2
     assert result.stderr.startswith("openagent: error: no model")
+
+
+def test_ask_user_question_is_answered_at_the_terminal(chat, script, record, requests_seen):
+    pytest.importorskip("openagent_tools", reason="AskUserQuestion comes from openagent-tools")
+    questions = [
+        {
+            "question": "Which database?",
+            "header": "DB",
+            "options": [{"label": "SQLite", "description": "a file"}, {"label": "PostgreSQL"}],
+        },
+        {
+            "question": "Which extras?",
+            "options": [{"label": "tests"}, {"label": "docs"}, {"label": "bench"}],
+            "multiSelect": True,
+        },
+    ]
+    turns = [[{"tool": "AskUserQuestion", "input": {"questions": questions}}], "Noted."]
+    term = chat("--model", script(turns, record=str(record)), "--tools", "AskUserQuestion")
+    term.prompt()
+    term.type("set it up")
+    term.expect("? Which database?")
+    term.expect("1. SQLite — a file")
+    term.expect("answer ›")
+    term.type("2")
+    term.expect("? Which extras?")
+    term.expect("answer ›")
+    term.type("1,3")
+    term.expect("Noted.")
+    term.prompt()
+    term.type("/exit")
+    assert term.finish() == 0
+    answer = requests_seen(record)[1]["messages"][-1]["content"][0]["content"]
+    assert answer == "The user answered:\nWhich database? → PostgreSQL\nWhich extras? → tests, bench"

@@ -206,6 +206,39 @@ class ChatApp:
             self.view.spin(f"running {tool_name}…")
         return result
 
+    def _ask_tool(self) -> Any:
+        """AskUserQuestion answered at this terminal (the tools plugin's tool, given our callback)."""
+        try:
+            from openagent_tools import ask_user_question
+        except ImportError:
+            return "AskUserQuestion"  # the run reports the unknown tool, naming the plugin to install
+        return ask_user_question(self.answer_questions)
+
+    async def answer_questions(self, questions: list[dict[str, Any]]) -> dict[str, str]:
+        """Ask the model's questions here: options by number (``1,3`` when several), or typed answers."""
+        if self.view is not None:
+            self.view.pause()
+        answers: dict[str, str] = {}
+        for question in questions:
+            options = [o["label"] for o in question.get("options", [])]
+            self.console.print(f"[bold cyan]? {question['question']}[/]", highlight=False)
+            for number, option in enumerate(question.get("options", []), 1):
+                detail = f" — {option['description']}" if option.get("description") else ""
+                self.console.print(f"  {number}. {option['label']}{detail}", markup=False, highlight=False)
+            try:
+                reply = (await self.ask("answer › ")).strip()
+            except (KeyboardInterrupt, EOFError):
+                from openagent.errors import ToolError
+
+                raise ToolError("the user dismissed the questions") from None
+            picks = [p.strip() for p in reply.split(",")] if question.get("multiSelect") else [reply]
+            if all(p.isdigit() and 1 <= int(p) <= len(options) for p in picks):
+                reply = ", ".join(options[int(p) - 1] for p in picks)
+            answers[question["question"]] = reply
+        if self.view is not None:
+            self.view.spin()
+        return answers
+
     async def connect(self, *, resume: str | None = None, continue_: bool = False) -> None:
         """(Re)open the conversation: a new session, a resumed one, or the most recent one."""
         from openagent import Client
@@ -221,6 +254,7 @@ class ChatApp:
         )
         if self.model:
             options.model = self.model
+        options.tools = [self._ask_tool() if t == "AskUserQuestion" else t for t in options.tools]
         self.client = Client(options)
         await self.client.connect()
         turns = sum(

@@ -14,8 +14,8 @@ from .errors import ConfigError
 from .loop import Conversation
 from .models import resolve_provider
 from .options import AgentOptions
-from .query import MessageStream
-from .types import AssistantMessage, Message, ResultMessage, Usage, UserMessage
+from .query import MessageStream, messages_of
+from .types import AssistantMessage, Message, ResultMessage, SystemMessage, Usage, UserMessage
 
 __all__ = ["Client", "ClientStatus"]
 
@@ -116,7 +116,7 @@ class Client:
             return
         self._status = "running"
         try:
-            async with aclosing(self.conversation.run(self._prompts.popleft())) as messages:
+            async with aclosing(messages_of(self.conversation, self._prompts.popleft())) as messages:
                 async for message in messages:
                     if isinstance(message, ResultMessage):
                         self._status = _status_of(message)
@@ -135,6 +135,10 @@ class Client:
             async with aclosing(self._response()) as messages:
                 async for message in messages:
                     yield message
+
+    async def compact(self) -> SystemMessage | None:
+        """Compact the history now (``PreCompact`` fires with ``trigger="manual"``); returns the boundary."""
+        return await self.conversation.compact("manual", force=True)
 
     async def interrupt(self) -> None:
         """Stop the turn in flight; it ends promptly with a `ResultMessage`."""

@@ -34,6 +34,11 @@ def register_session_stores(register: Any) -> None:
 
 
 @hookspec
+def register_hooks(register: Any) -> None:
+    """Add run-time hooks every run gets: ``register(event, HookMatcher)``; they run before the run's own."""
+
+
+@hookspec
 def register_retry_policies(register: Any) -> None:
     """Add retry policies users can select by name: ``register(name, policy)``."""
 

@@ -7,13 +7,11 @@ persistence meet. `Conversation` holds the state that outlives one prompt (histo
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import time
 import uuid
-import warnings
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,13 +20,14 @@ import anyio
 
 from ._structured import OutputSchema
 from ._turn import TurnBuilder
-from .errors import ConfigError, OpenAgentError, ProviderError, StreamError
-from .hooks import HookEvent, run_hooks
+from .compaction import estimate_tokens
+from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError, StreamError
+from .hooks import HookEvent, HookMatcher, run_hooks
 from .models import (
     ModelEvent,
     ModelRequest,
-    Provider,
     resolve_provider,
+    warn_if_tools_unsupported,
 )
 from .options import AgentOptions
 from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
@@ -36,7 +35,7 @@ from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
 from .settings import ProjectSettings, load_settings
-from .tools import Tool, ToolContext, coerce_tool
+from .tools import Tool, ToolContext, coerce_tool, open_toolsets
 from .types import (
     AssistantMessage,
     Message,
@@ -111,6 +110,8 @@ class Conversation:
         self.settings = ProjectSettings()
         self._allowed: list[str] = list(options.allowed_tools)
         self._disallowed: list[str] = list(options.disallowed_tools)
+        self.hooks = _merged_hooks(registry().hooks, options.hooks or {})
+        """Plugins' hooks, then the options' own, by event."""
         self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
         if options.on_message is not None:
@@ -141,8 +142,11 @@ class Conversation:
             from .agents import task_tool
 
             self.tools.setdefault("Task", task_tool(agents))
-        await self._open_toolsets()
-        _warn_without_tools(self.provider, self.model, bool(self.tools))
+        self._toolsets, tools, described = await open_toolsets(self.options)
+        for found in tools:
+            self.tools.setdefault(found.name, found)
+        self._described.update(described)
+        warn_if_tools_unsupported(self.provider, self.model, bool(self.tools))
         if not opts.persist_session:
             return
         self._store = open_store(opts.session_store)
@@ -159,27 +163,13 @@ class Conversation:
         self._disallowed += self.settings.disallowed_tools
         self._described.update(self.settings.describe())
 
-    async def _open_toolsets(self) -> None:
-        """Open the toolsets plugins make from the options (MCP servers …) and add their tools."""
-        factories = registry().toolsets
-        if self.options.mcp_servers and "mcp" not in factories:
-            raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
-        for factory in factories.values():
-            toolset = factory(self.options)
-            if toolset is None:
-                continue
-            self._toolsets.append(toolset)
-            for found in await toolset.open():
-                self.tools.setdefault(found.name, found)
-            self._described.update(toolset.describe())
-
     async def _persist(self, *messages: Message) -> None:
         if self._store is not None and self._key is not None:
             await self._store.append(self._key, [entry_for(m, self.session_id) for m in messages])
 
     async def aclose(self) -> None:
         """Close what the conversation opened (the default store's session lock, the provider)."""
-        await run_hooks(self.options.hooks, "SessionEnd", self._hook_input())
+        await run_hooks(self.hooks, "SessionEnd", self._hook_input())
         toolsets, self._toolsets = self._toolsets, []
         for toolset in reversed(toolsets):
             await _maybe_close(toolset)
@@ -230,29 +220,8 @@ class Conversation:
         }
         return SystemMessage(subtype="init", data=data)
 
-    def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
+    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
-        return self._notifying(self._run(prompt)) if self.listeners else self._run(prompt)
-
-    async def _notifying(self, messages: AsyncGenerator[Message, None]) -> AsyncGenerator[Message, None]:
-        """Hand each message to the listeners (sync or async; a failing one is logged) before yielding it."""
-        async with aclosing(messages):
-            async for message in messages:
-                for wanted, callback in self.listeners:
-                    if (
-                        wanted is None
-                        or wanted == message.type
-                        or (isinstance(wanted, type) and isinstance(message, wanted))
-                    ):
-                        try:
-                            outcome = callback(message)
-                            if inspect.isawaitable(outcome):
-                                await outcome
-                        except Exception:
-                            logger.exception("a message callback failed")
-                yield message
-
-    async def _run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         opts = self.options
         first_run = not self._started
         await self.start()
@@ -273,12 +242,10 @@ class Conversation:
             if opts.max_turns is not None and stats.turns >= opts.max_turns:
                 yield await self._result("error_max_turns", started, stats, _final_text(last), last)
                 return
-            request = self._request()
-            await run_hooks(opts.hooks, "PreModelRequest", self._hook_input(request=request))
             turn = TurnBuilder(opts.include_partial_messages)
             began = time.monotonic()
             try:
-                async with aclosing(self._stream(request, turn)) as partials:
+                async with aclosing(self._stream(turn)) as partials:
                     async for event in partials:
                         yield event
             except OpenAgentError as exc:
@@ -291,7 +258,7 @@ class Conversation:
             if last.content or not self._interrupted:
                 await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
-            await run_hooks(opts.hooks, "PostModelResponse", self._hook_input(response=last))
+            await run_hooks(self.hooks, "PostModelResponse", self._hook_input(response=last))
             if ending := self._ending():
                 text = ending[1] or _final_text(last)
                 yield await self._result(ending[0], started, stats, text, last, ending[1])
@@ -327,7 +294,7 @@ class Conversation:
         self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
     ) -> UserMessage | str:
         """The prompt as it goes to the model (hooks may add context), or why a hook blocked it."""
-        hooks = self.options.hooks
+        hooks = self.hooks
         if first_run:
             source = "resume" if self.options.resume else "startup"
             await run_hooks(hooks, "SessionStart", self._hook_input(source=source))
@@ -374,7 +341,7 @@ class Conversation:
         """What to tell the model when it wants to stop but may not yet: a Stop hook's reason, or (up to
         ``max_structured_output_retries`` times) why its answer does not match ``output_format``.
         """  # noqa: D205
-        hooks = self.options.hooks
+        hooks = self.hooks
         stopping = await run_hooks(hooks, "Stop", self._hook_input(stop_hook_active=stats.stop_hook_active))
         if stopping.block_reason and stopping.continue_:
             stats.stop_hook_active = True
@@ -423,11 +390,15 @@ class Conversation:
             self._scope.cancel()
         return self._scope
 
-    async def _stream(self, request: ModelRequest, turn: TurnBuilder) -> AsyncGenerator[StreamEvent, None]:
-        """Stream one model turn into ``turn``; yields `StreamEvent`s only with partial messages on."""
+    async def _stream(self, turn: TurnBuilder) -> AsyncGenerator[Message, None]:
+        """Stream one model turn into ``turn``. Yields `StreamEvent`s (only with partial messages on) and
+        the ``compact_boundary`` `SystemMessage` when the history had to be compacted first.
+        """  # noqa: D205
         stream: AsyncIterator[ModelEvent] | None = None
         try:
-            stream, first = await self._open(request)
+            boundaries, stream, first = await self._begin()
+            for boundary in boundaries:
+                yield boundary
             if first is not None:
                 for partial in self._partial(turn.feed(first)):
                     yield partial
@@ -466,6 +437,32 @@ class Conversation:
                 return None
         return None  # cancelled by interrupt()
 
+    async def compact(self, trigger: str, *, force: bool = False) -> SystemMessage | None:
+        """Compact the history when it nears the context window (or now, with ``force``).
+
+        Returns the ``compact_boundary`` message (persisted, with the new history, so a resumed run
+        rebuilds it), or None when nothing was done.
+        """
+        policy = self.options.compaction
+        if policy is None or not self.history or (not force and policy.window(self.provider) is None):
+            return None
+        extra = len(self.settings.system_prompt(self.options.system_prompt) or "") // 4
+        extra += sum(len(json.dumps(t.input_schema)) + len(t.description) for t in self.tools.values()) // 4
+        if not force and not policy.needed(self.history, self.provider, extra):
+            return None
+        hook_input = self._hook_input(trigger=trigger, custom_instructions=None)
+        await run_hooks(self.hooks, "PreCompact", hook_input)
+        before = estimate_tokens(self.history)
+        history = await policy.apply(self.history, self.provider, self.model, extra, force=force)
+        self.history = history
+        data = {"trigger": trigger, "pre_tokens": before, "post_tokens": estimate_tokens(history)}
+        boundary = SystemMessage(subtype="compact_boundary", data=data)
+        if self._store is not None and self._key is not None:
+            entry = entry_for(boundary, self.session_id)
+            entry["history"] = [m.model_dump(mode="json", exclude_none=True) for m in history]
+            await self._store.append(self._key, [entry])
+        return boundary
+
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         parent = self.parent_tool_use_id
         return [
@@ -473,8 +470,22 @@ class Conversation:
             for e in events
         ]
 
-    async def _open(self, request: ModelRequest) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
+    async def _begin(self) -> tuple[list[SystemMessage], AsyncIterator[ModelEvent], ModelEvent | None]:
+        """Compact if the history nears the window, then open the stream; if the endpoint still says the
+        context overflowed, compact for real once and try again.
+        """  # noqa: D205
+        boundaries = [b for b in [await self.compact("auto")] if b is not None]
+        try:
+            return boundaries, *await self._open()
+        except ContextWindowExceededError:
+            if (boundary := await self.compact("auto", force=True)) is None:
+                raise
+            return [*boundaries, boundary], *await self._open()
+
+    async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
+        request = self._request()
+        await run_hooks(self.hooks, "PreModelRequest", self._hook_input(request=request))
 
         async def attempt() -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
             stream = self.provider.stream(request).__aiter__()
@@ -588,7 +599,7 @@ class Conversation:
             self._pending[call.id] = call
             return None, False
         hook_input = self._hook_input(tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
-        pre = await run_hooks(opts.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
+        pre = await run_hooks(self.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
         arguments = pre.updated_input if pre.updated_input is not None else call.input
         if pre.block_reason or not pre.continue_:
             reason = pre.block_reason or pre.stop_reason or "blocked by a hook"
@@ -622,7 +633,7 @@ class Conversation:
         result = await found.call(call.id, arguments, context)
         event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
         post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-        post = await run_hooks(opts.hooks, event, post_input, tool_use_id=call.id, target=call.name)
+        post = await run_hooks(self.hooks, event, post_input, tool_use_id=call.id, target=call.name)
         if post.has_updated_output:
             result = result.model_copy(update={"content": post.updated_output})
         notes = [*post.additional_context, *([post.block_reason] if post.block_reason else [])]
@@ -631,21 +642,12 @@ class Conversation:
         return result, not post.continue_
 
 
-_WARNED: set[str] = set()
-
-
-def _warn_without_tools(provider: Provider, model: str, has_tools: bool) -> None:
-    """Warn once per model when tools were given to an endpoint that its profile says cannot call them."""
-    profile = getattr(provider, "profile", None)
-    if not has_tools or profile is None or profile.supports_tools or profile.tool_call_protocol == "text":
-        return
-    if model not in _WARNED:
-        _WARNED.add(model)
-        warnings.warn(
-            f"{profile.name}:{model} cannot call tools natively, so the tools given will not be used; "
-            "use a profile with tool_call_protocol='text' (tool calls parsed from <tool_call> tags) instead",
-            stacklevel=4,
-        )
+def _merged_hooks(*sources: Mapping[str, Sequence[HookMatcher]]) -> dict[str, list[HookMatcher]]:
+    merged: dict[str, list[HookMatcher]] = {}
+    for source in sources:
+        for event, matchers in source.items():
+            merged.setdefault(event, []).extend(matchers)
+    return merged
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

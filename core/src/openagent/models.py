@@ -7,6 +7,7 @@ vendor's wire format: a wire-format adapter (in a plugin) parses bytes into thes
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -31,6 +32,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "resolve_provider",
+    "warn_if_tools_unsupported",
     "split_model",
 ]
 
@@ -191,3 +193,20 @@ def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
     name, model_name = split_model(model)
     factory = registry().provider_factory(name)
     return factory(model_name, base_url=options.base_url, api_key=options.api_key), model_name
+
+
+_WARNED: set[str] = set()
+
+
+def warn_if_tools_unsupported(provider: Provider, model: str, has_tools: bool) -> None:
+    """Warn once per model when tools were given to an endpoint that its profile says cannot call them."""
+    profile = getattr(provider, "profile", None)
+    if not has_tools or profile is None or profile.supports_tools or profile.tool_call_protocol == "text":
+        return
+    if model not in _WARNED:
+        _WARNED.add(model)
+        warnings.warn(
+            f"{profile.name}:{model} cannot call tools natively, so the tools given will not be used; "
+            "use a profile with tool_call_protocol='text' (tool calls parsed from <tool_call> tags) instead",
+            stacklevel=4,
+        )

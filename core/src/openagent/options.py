@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .compaction import Compaction
     from .hooks import HookMatcher
     from .models import Provider
     from .permissions import CanUseTool, PermissionMode
@@ -71,6 +72,8 @@ class AgentOptions:
     output_format: Mapping[str, Any] | type | None = None
     """``{"type": "json_schema", "schema": {...}}`` or a pydantic model type; the validated answer is
     `ResultMessage.structured_output` (a model instance when a type was given)."""
+    compaction: Compaction | None = field(default_factory=lambda: _compaction())
+    """When and how to compact a history that nears the context window; ``None``: never."""
     max_structured_output_retries: int = 2
     """How many times a final answer that does not match ``output_format`` is sent back for repair."""
     agents: Mapping[str, Any] | None = None
@@ -101,6 +104,12 @@ class AgentOptions:
     def resolved_cwd(self) -> Path:
         """The working directory of the run (the process's when unset)."""
         return Path(self.cwd) if self.cwd is not None else Path.cwd()
+
+
+def _compaction() -> Compaction:
+    from .compaction import Compaction
+
+    return Compaction()
 
 
 _FIELDS = frozenset(f.name for f in fields(AgentOptions))

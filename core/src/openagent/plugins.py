@@ -39,6 +39,7 @@ class PluginInfo:
     session_stores: list[str] = field(default_factory=list)
     retry_policies: list[str] = field(default_factory=list)
     toolsets: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
 
@@ -54,6 +55,8 @@ class Registry:
     session_stores: dict[str, Callable[[str], Any]] = field(default_factory=dict)
     retry_policies: dict[str, Any] = field(default_factory=dict)
     toolsets: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    hooks: dict[str, list[Any]] = field(default_factory=dict)
+    """Hook matchers by event, contributed by plugins for every run."""
 
     def provider_factory(self, name: str) -> ProviderFactory:
         """The factory registered under ``name``; `ConfigError` naming the installed ones otherwise."""
@@ -89,6 +92,7 @@ class Registry:
             ("register_session_stores", lambda n, f: self._add(info, "session_stores", [n], f)),
             ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
             ("register_toolsets", lambda n, f: self._add(info, "toolsets", [n], f)),
+            ("register_hooks", lambda event, matcher: self._add_hook(info, event, matcher)),
         ]
         for hook_name, register in calls:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
@@ -105,6 +109,10 @@ class Registry:
         for name in names:
             table[name] = value
             getattr(info, kind).append(name)
+
+    def _add_hook(self, info: PluginInfo, event: str, matcher: Any) -> None:
+        self.hooks.setdefault(event, []).append(matcher)
+        info.hooks.append(event)
 
     def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool]) -> None:
         from .tools import Tool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Mapping
 from contextlib import aclosing
@@ -60,6 +61,33 @@ class MessageStream(AsyncIterator[T]):
         logger.debug("an abandoned run needed I/O to close; it was dropped instead")
 
 
+def messages_of(conversation: Conversation, prompt: Any) -> AsyncGenerator[Message, None]:
+    """``conversation.run(prompt)``, handing each message to the conversation's listeners first."""
+    run = conversation.run(prompt)
+    return _notifying(conversation, run) if conversation.listeners else run
+
+
+async def _notifying(
+    conversation: Conversation, messages: AsyncGenerator[Message, None]
+) -> AsyncGenerator[Message, None]:
+    """Call the listeners (sync or async; a failing one is only logged) with each message, then yield it."""
+    async with aclosing(messages):
+        async for message in messages:
+            for wanted, callback in conversation.listeners:
+                if (
+                    wanted is None
+                    or wanted == message.type
+                    or (isinstance(wanted, type) and isinstance(message, wanted))
+                ):
+                    try:
+                        outcome = callback(message)
+                        if inspect.isawaitable(outcome):
+                            await outcome
+                    except Exception:
+                        logger.exception("a message callback failed")
+            yield message
+
+
 def query(
     *, prompt: str | AsyncIterable[Mapping[str, Any]], options: AgentOptions | None = None
 ) -> MessageStream[Message]:
@@ -87,12 +115,12 @@ async def _query(
 ) -> AsyncGenerator[Message, None]:
     try:
         if isinstance(prompt, str):
-            async with aclosing(conversation.run(prompt)) as messages:
+            async with aclosing(messages_of(conversation, prompt)) as messages:
                 async for message in messages:
                     yield message
         else:
             async for item in prompt:
-                async with aclosing(conversation.run(item)) as messages:
+                async with aclosing(messages_of(conversation, item)) as messages:
                     async for message in messages:
                         yield message
     finally:

@@ -103,6 +103,10 @@ def history_from_entries(entries: Iterable[dict[str, Any]]) -> list[UserMessage 
     """
     history: list[UserMessage | AssistantMessage] = []
     for entry in entries:
+        if "history" in entry and entry.get("type") == "system":  # a compaction: the history restarts
+            restarted = map(parse_message, entry["history"])
+            history = [m for m in restarted if isinstance(m, UserMessage | AssistantMessage)]
+            continue
         if entry.get("type") not in ("user", "assistant") or "message" not in entry:
             continue
         message = parse_message(entry["message"])

@@ -24,7 +24,7 @@ from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
 
-__all__ = ["Tool", "ToolContext", "Toolset", "coerce_tool", "tool"]
+__all__ = ["Tool", "ToolContext", "Toolset", "coerce_tool", "open_toolsets", "tool"]
 
 logger = logging.getLogger("openagent.tools")
 
@@ -367,3 +367,25 @@ def coerce_tool(item: Any) -> Tool:
     raise ConfigError(
         f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict"
     )
+
+
+async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[str, Any]]:
+    """Open the toolsets plugins make from the options (MCP servers …): the toolsets, their tools, and
+    what they report for the init message.
+    """  # noqa: D205
+    from .plugins import registry
+
+    factories = registry().toolsets
+    if options.mcp_servers and "mcp" not in factories:
+        raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
+    toolsets: list[Toolset] = []
+    tools: list[Tool] = []
+    described: dict[str, Any] = {}
+    for factory in factories.values():
+        toolset = factory(options)
+        if toolset is None:
+            continue
+        toolsets.append(toolset)
+        tools += await toolset.open()
+        described.update(toolset.describe())
+    return toolsets, tools, described

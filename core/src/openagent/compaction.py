@@ -1,0 +1,146 @@
+"""Context-window management: count the history's tokens, trim big tool results, summarise old turns.
+
+Before each model request the loop asks `Compaction.needed` whether the history would pass ``threshold``
+of the context window. If so it fires ``PreCompact`` and compacts: first it trims tool results longer than
+``max_tool_result_chars``; if that is not enough, it asks a model for a summary of the oldest turns and
+replaces them with it, keeping the latest ``keep_last`` messages and never separating a tool call from
+its result. A compaction entry in the session lets a resumed run rebuild the same, compacted history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .models import ModelRequest, Provider, Stop, TextDelta
+from .types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseError, UserMessage
+
+__all__ = ["Compaction", "estimate_tokens"]
+
+History = list[UserMessage | AssistantMessage]
+
+SUMMARY_PROMPT = (
+    "Summarise the conversation below for your own later use: the user's goals, decisions taken, facts "
+    "learned (file names, values, results of tool calls), and what remains to do. Be complete but brief.\n\n"
+)
+SUMMARY_MARKER = "[The earlier part of this conversation was compacted. Its summary follows.]"
+
+
+def estimate_tokens(messages: Sequence[UserMessage | AssistantMessage]) -> int:
+    """A fast estimate: about four characters of JSON per token (real tokenizers vary by ±30 %)."""
+    return sum(len(m.model_dump_json(exclude_none=True)) for m in messages) // 4 + 1
+
+
+@dataclass
+class Compaction:
+    """When and how to compact. ``AgentOptions.compaction=None`` turns it off."""
+
+    context_window: int | None = None
+    """Tokens the model can take; ``None`` uses the provider profile's (no profile figure: no compaction)."""
+    threshold: float = 0.8
+    """Compact when the next request would exceed this share of the window."""
+    keep_last: int = 6
+    """Recent messages kept verbatim (fewer when a tool call and its result would be split)."""
+    max_tool_result_chars: int = 2_000
+    """Tool results longer than this are trimmed first when compacting."""
+    model: Provider | None = None
+    """The provider that writes summaries; ``None`` uses the run's own."""
+
+    def window(self, provider: Provider) -> int | None:
+        """The context window in force for ``provider``."""
+        profile = getattr(provider, "profile", None)
+        return self.context_window or getattr(profile, "context_window", None)
+
+    def needed(self, history: History, provider: Provider, extra: int = 0) -> bool:
+        """Whether ``history`` (plus ``extra`` tokens of system prompt and tools) passes the threshold."""
+        window = self.window(provider)
+        return window is not None and estimate_tokens(history) + extra > self.threshold * window
+
+    async def apply(
+        self, history: History, provider: Provider, model: str, extra: int, *, force: bool
+    ) -> History:
+        """Trim long tool results; if still too big (or ``force``), summarise all but the latest turns."""
+        history = self.trim(history)
+        if force or self.needed(history, provider, extra):
+            cut = self.split(history)
+            if cut > 0:
+                history = [*await self.summarise(history[:cut], provider, model), *history[cut:]]
+        return history
+
+    def trim(self, history: History) -> History:
+        """The history with long tool results cut to ``max_tool_result_chars`` (pairs stay intact)."""
+        limit = self.max_tool_result_chars
+        trimmed: History = []
+        for message in history:
+            if isinstance(message, UserMessage) and isinstance(message.content, list):
+                blocks = [_trim(b, limit) if isinstance(b, ToolResultBlock) else b for b in message.content]
+                message = message.model_copy(update={"content": blocks})
+            trimmed.append(message)
+        return trimmed
+
+    def split(self, history: History) -> int:
+        """Where the kept part starts: a user turn that is not a tool result, at most ``keep_last`` back."""
+        for index in range(max(len(history) - self.keep_last, 1), len(history)):
+            message = history[index]
+            if isinstance(message, UserMessage) and not _is_tool_results(message):
+                return index
+        return len(history)
+
+    async def summarise(self, history: History, provider: Provider, model: str) -> History:
+        """Ask for a summary of ``history`` (sent as a plain-text transcript, so any endpoint takes it)."""
+        request = ModelRequest(
+            model=model, messages=[UserMessage(content=SUMMARY_PROMPT + transcript(history))]
+        )
+        parts: list[str] = []
+        events = (self.model or provider).stream(request)
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Stop):
+                    break
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        return [
+            UserMessage(content=SUMMARY_MARKER),
+            AssistantMessage(
+                content=[TextBlock(text="".join(parts).strip())], model=model, stop_reason="end_turn"
+            ),
+        ]
+
+
+def _trim(block: ToolResultBlock, limit: int) -> ToolResultBlock:
+    text = block.content if isinstance(block.content, str) else json.dumps(block.content)
+    if len(text) <= limit:
+        return block
+    return block.model_copy(
+        update={"content": text[:limit] + f"\n[trimmed to save context: {len(text)} chars]"}
+    )
+
+
+def _is_tool_results(message: UserMessage) -> bool:
+    return isinstance(message.content, list) and any(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def transcript(history: Sequence[UserMessage | AssistantMessage]) -> str:
+    """The history as readable text: who said what, which tools were called with what, and their results."""
+    lines: list[str] = []
+    for message in history:
+        blocks: Sequence[Any] = (
+            [TextBlock(text=message.content)] if isinstance(message.content, str) else message.content
+        )
+        for block in blocks:
+            if isinstance(block, TextBlock):
+                lines.append(f"{message.type}: {block.text}")
+            elif isinstance(block, ToolUseBlock):
+                lines.append(f"assistant called {block.name}({json.dumps(block.input)})")
+            elif isinstance(block, ToolUseError):
+                lines.append(f"assistant called {block.name} with invalid arguments")
+            elif isinstance(block, ToolResultBlock):
+                content = block.content if isinstance(block.content, str) else json.dumps(block.content)
+                lines.append(f"tool result{' (error)' if block.is_error else ''}: {content}")
+    return "\n".join(lines)

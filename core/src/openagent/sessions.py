@@ -12,13 +12,14 @@ import logging
 import os
 import re
 import uuid as uuid_mod
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
 import anyio
 import anyio.to_thread
+from pydantic import Field, TypeAdapter
 
 try:
     import fcntl
@@ -96,26 +97,36 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     }
 
 
-def history_from_entries(entries: Iterable[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
+def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
     """Rebuild the model's message history from a transcript, exactly as the original run sent it.
 
-    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it.
+    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it; a
+    compaction entry restarts the history from the compacted one it carries.
     """
-    history: list[UserMessage | AssistantMessage] = []
-    for entry in entries:
-        if "history" in entry and entry.get("type") == "system":  # a compaction: the history restarts
-            restarted = map(parse_message, entry["history"])
-            history = [m for m in restarted if isinstance(m, UserMessage | AssistantMessage)]
-            continue
-        if entry.get("type") not in ("user", "assistant") or "message" not in entry:
-            continue
-        message = parse_message(entry["message"])
-        if not isinstance(message, UserMessage | AssistantMessage) or message.parent_tool_use_id:
-            continue
-        if isinstance(message, AssistantMessage) and message.stop_reason == "incomplete":
-            continue
-        history.append(message)
-    return history
+    start, history = 0, []
+    for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
+        if entries[index].get("type") == "system" and "history" in entries[index]:
+            start, history = index + 1, list(entries[index]["history"])
+            break
+    history += [
+        e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
+    ]
+    return [  # validated in one call: a 10,000-message resume is dominated by this
+        m
+        for m in _history_adapter().validate_python(history)
+        if not m.parent_tool_use_id
+        and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
+    ]
+
+
+_HISTORY: TypeAdapter[list[UserMessage | AssistantMessage]] | None = None
+
+
+def _history_adapter() -> TypeAdapter[list[UserMessage | AssistantMessage]]:
+    global _HISTORY
+    if _HISTORY is None:
+        _HISTORY = TypeAdapter(list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]])
+    return _HISTORY
 
 
 def _default_root() -> Path:
@@ -188,8 +199,12 @@ class JSONLSessionStore:
             return None
         except OSError as exc:
             raise SessionError(f"cannot read session file {path}: {exc}") from exc
-        entries: list[dict[str, Any]] = []
         lines = raw.split(b"\n")
+        try:  # the common case, a whole file, in one call
+            return list(json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]"))
+        except ValueError:
+            pass
+        entries: list[dict[str, Any]] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue

@@ -56,9 +56,9 @@ async def test_no_output(context: ToolContext) -> None:
 
 
 async def test_timeout_kills_the_command(context: ToolContext, project: Path) -> None:
-    result = await call(bash, context, command="echo started; echo $$ > pid; sleep 30", timeout=300)
+    result = await call(bash, context, command="echo $$ > pid; echo started; sleep 30", timeout=1500)
     assert result.is_error
-    assert result.content == "started\nCommand timed out after 0.3 s and was killed"
+    assert result.content == "started\nCommand timed out after 1.5 s and was killed"
     assert await _dies(int((project / "pid").read_text()))
 
 

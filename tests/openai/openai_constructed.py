@@ -84,6 +84,32 @@ ANSWERS: dict[str, list[bytes]] = {
             usage=(160, 12),
         ),
     ],
+    # OpenAI chat-completions API reference, streaming example; usage from `stream_options`.
+    "test_text": [
+        _sse({"role": "assistant", "content": ""}, {"content": "Hello"}, finish="stop", usage=(14, 2))
+    ],
+    "test_usage": [
+        _sse(
+            {"role": "assistant", "content": ""},
+            *({"content": f"{n}, "} for n in range(1, 5)),
+            {"content": "5"},
+            finish="stop",
+            usage=(13, 14),
+        )
+    ],
+    # OpenAI error codes guide: 401 "Incorrect API key provided".
+    "test_errors": [
+        json.dumps(
+            {
+                "error": {
+                    "message": "Incorrect API key provided: wrong-key.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            }
+        ).encode()
+    ],
     # DeepSeek reasoning-model API (the `reasoning_content` delta field llama.cpp and vLLM also use).
     "test_reasoning": [
         _sse(
@@ -100,6 +126,9 @@ ANSWERS: dict[str, list[bytes]] = {
 DOCS = {
     "test_parallel_tools": "https://platform.openai.com/docs/guides/function-calling#streaming",
     "test_reasoning": "https://api-docs.deepseek.com/guides/reasoning_model",
+    "test_text": "https://platform.openai.com/docs/api-reference/chat/create (streaming example)",
+    "test_usage": "https://platform.openai.com/docs/api-reference/chat/create (stream_options.include_usage)",
+    "test_errors": "https://platform.openai.com/docs/guides/error-codes (401 Incorrect API key provided)",
     "test_tool_round_trip": "https://platform.openai.com/docs/guides/function-calling#streaming",
 }
 
@@ -112,7 +141,10 @@ def mock_client(test_name: str) -> httpx2.AsyncClient:
     answers = iter(ANSWERS[test_name])
 
     def answer(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=next(answers))
+        body = next(answers)
+        if body.startswith(b"{"):  # an error body
+            return httpx2.Response(401, headers={"content-type": "application/json"}, content=body)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     return httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
 

@@ -109,6 +109,7 @@ async def _resume_turn(url: str, root: Path, session_id: str) -> float:
     from openagent.sessions import JSONLSessionStore
     from openagent.types import ResultMessage
 
+    __import__("openai")  # the plugin imports its SDK on first use: not a cost of resuming
     options = AgentOptions(
         model="openai-compatible:resume",
         base_url=url,

@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
 from openagent import AgentOptions, Client, ProviderError, ResultMessage, ToolError, query, tool
 from openagent.agents import AgentDefinition
 from openagent.testing import ScriptedModel, text, tool_call, usage
 from openagent_otel import CAPTURE_CONTENT_ENV, tracing_hooks
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
 
 pytestmark = pytest.mark.anyio
 

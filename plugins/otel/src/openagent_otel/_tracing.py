@@ -17,6 +17,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
+
 from openagent import (
     AssistantMessage,
     HookContext,
@@ -28,9 +32,6 @@ from openagent import (
     UserMessage,
 )
 from openagent.models import ModelRequest
-from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 __all__ = ["CAPTURE_CONTENT_ENV", "Tracing", "tracing_hooks"]
 

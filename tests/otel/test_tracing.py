@@ -298,3 +298,25 @@ async def test_parallel_subagents_each_nest_under_their_own_task_call(
     for sub in subs:
         chat = next(c for c in by_name(spans, "chat scripted") if parent_of(c) == sub.context.span_id)
         assert chat.end_time <= sub.end_time  # type: ignore[operator]
+
+
+async def test_a_subagent_of_a_subagent_nests_two_levels_down(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    def task(call_id: str) -> Any:
+        return tool_call("Task", {"description": "d", "prompt": "go", "subagent_type": "helper"}, id=call_id)
+
+    agents = {"helper": AgentDefinition("Helps", "You help.")}
+    script = [[task("outer")], [task("inner")], "leaf answer", "middle answer", "top answer"]
+    options = AgentOptions(model=ScriptedModel(script), agents=agents, hooks=tracing_hooks(provider))
+    await drive(options)
+    spans = exporter.get_finished_spans()
+    calls = {attrs(s)["gen_ai.tool.call.id"]: s for s in by_name(spans, "execute_tool Task")}
+    helpers = by_name(spans, "invoke_agent helper")
+    top = one(spans, "invoke_agent openagent")
+    assert parent_of(calls["outer"]) == top.context.span_id
+    middle = next(h for h in helpers if parent_of(h) == calls["outer"].context.span_id)
+    assert parent_of(calls["inner"]) == middle.context.span_id
+    leaf = next(h for h in helpers if parent_of(h) == calls["inner"].context.span_id)
+    assert len(helpers) == 2 and leaf is not middle
+    assert len(spans) == 2 + 3 + 5  # two Task calls, three runs, five model calls

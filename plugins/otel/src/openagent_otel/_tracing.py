@@ -39,9 +39,6 @@ CAPTURE_CONTENT_ENV = "OPENAGENT_OTEL_CAPTURE_CONTENT"
 """Set to ``1``/``true`` to record prompts, answers, tool arguments and results on the spans."""
 _OTEL_CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the OpenTelemetry-wide switch
 
-_SUBAGENT_CALL: ContextVar[str | None] = ContextVar("openagent_otel_subagent_call", default=None)
-"""The ``Task`` call whose subagent runs in this task (set by ``SubagentStart``)."""
-
 
 @dataclass
 class _Run:
@@ -83,6 +80,8 @@ class Tracing:
         self._children: dict[str, list[str]] = {}  # Task call id -> session ids of the runs under it
         self._agent_types: dict[str, str] = {}  # Task call id -> subagent type
         self._previous_call: dict[str, str | None] = {}  # Task call id -> the context variable before it
+        self._call: ContextVar[str | None] = ContextVar(f"openagent_otel_call_{id(self)}", default=None)
+        """The ``Task`` call whose subagent runs in this task (set by ``SubagentStart``)."""
 
     # -- plumbing --
 
@@ -117,7 +116,7 @@ class Tracing:
     # -- runs --
 
     def _start_run(self, session_id: str, data: Mapping[str, Any]) -> _Run:
-        call = data.get("parent_tool_use_id") or _SUBAGENT_CALL.get()
+        call = data.get("parent_tool_use_id") or self._call.get()
         parent = self._tools.get(call) if call else None
         if parent is not None:
             assert call is not None
@@ -292,7 +291,7 @@ class Tracing:
             self._end_run(child, error="the subagent did not finish")
         self._agent_types.pop(call, None)
         if call in self._previous_call:
-            _SUBAGENT_CALL.set(self._previous_call.pop(call))
+            self._call.set(self._previous_call.pop(call))
         run = self._runs.get(session_id)
         if run is not None:
             run.tools.discard(call)
@@ -308,8 +307,8 @@ class Tracing:
         call = data.get("agent_id")
         if call and call in self._tools:
             self._agent_types[call] = str(data.get("agent_type") or "subagent")
-            self._previous_call[call] = _SUBAGENT_CALL.get()
-            _SUBAGENT_CALL.set(call)
+            self._previous_call[call] = self._call.get()
+            self._call.set(call)
         return {}
 
     async def _on_subagent_stop(
@@ -319,7 +318,7 @@ class Tracing:
         for child in self._children.pop(call, []) if call else []:
             self._end_run(child)
         if call in self._previous_call:
-            _SUBAGENT_CALL.set(self._previous_call.pop(call))
+            self._call.set(self._previous_call.pop(call))
         return {}
 
 

@@ -377,6 +377,7 @@ def report(results: dict[str, Any]) -> str:
                 "| measure | value |",
                 "|---|---|",
                 f"| resume {e['messages']} messages: load, rebuild | {e['resume_load_s'] * 1e3:.0f} ms |",
+                f"| … of which CPU | {e.get('resume_load_cpu_s', float('nan')) * 1e3:.0f} ms |",
             ]
             if "resume_turn_s" in e:
                 lines.append(

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import click
+
 from openagent import ProviderError, hookimpl, tool
 from openagent.models import ProviderProfile
 from openagent.testing import ScriptedModel, text, thinking, tool_call

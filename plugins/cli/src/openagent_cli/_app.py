@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
+
 from openagent.errors import ConfigError, OpenAgentError
 
 from ._settings import PERMISSION_MODES, Settings, load_settings

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import click
+
 from openagent.errors import ConfigError, OpenAgentError
 from openagent.permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 from openagent.types import (

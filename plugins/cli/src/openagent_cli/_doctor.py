@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import click
+
 from openagent.errors import ConfigError
 
 from ._app import EXIT_USAGE, cli, fail
@@ -157,8 +158,9 @@ def _next_steps(
 @click.option("--timeout", type=float, default=1.5, show_default=True, help="Seconds per probe.")
 def doctor(urls: tuple[str, ...], timeout: float) -> None:
     """Probe local model servers and the configured provider; suggest what to do next."""
-    from openagent.plugins import registry
     from rich.console import Console
+
+    from openagent.plugins import registry
 
     try:
         settings = load_settings({}, Path.cwd())

@@ -21,9 +21,10 @@ def _version(name: str, version: str | None) -> str:
 @click.pass_context
 def plugins(ctx: click.Context) -> None:
     """Installed plugins, their versions, what each registered; broken ones with their error."""
-    from openagent.plugins import list_plugins
     from rich.console import Console
     from rich.table import Table
+
+    from openagent.plugins import list_plugins
 
     group = ctx.find_root().command
     assert isinstance(group, PluginGroup)

@@ -8,6 +8,7 @@ import sys
 from typing import Any, TextIO
 
 import anyio
+
 from openagent.errors import ConfigError, OpenAgentError
 from openagent.types import (
     AssistantMessage,

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import click
+
 from openagent.errors import OpenAgentError, SessionError
 from openagent.sessions import delete_session, fork_session, get_session_messages, list_sessions
 from openagent.types import (

@@ -12,12 +12,24 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .hooks import run_hooks
 from .models import ModelRequest, Provider, Stop, TextDelta
-from .types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, ToolUseError, UserMessage
+from .types import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    UserMessage,
+)
 
-__all__ = ["Compaction", "estimate_tokens"]
+if TYPE_CHECKING:
+    from .loop import Conversation
+
+__all__ = ["Compaction", "compact", "estimate_tokens"]
 
 History = list[UserMessage | AssistantMessage]
 
@@ -144,3 +156,31 @@ def transcript(history: Sequence[UserMessage | AssistantMessage]) -> str:
                 content = block.content if isinstance(block.content, str) else json.dumps(block.content)
                 lines.append(f"tool result{' (error)' if block.is_error else ''}: {content}")
     return "\n".join(lines)
+
+
+async def compact(conversation: Conversation, trigger: str, *, force: bool = False) -> SystemMessage | None:
+    """Compact a conversation's history when it nears the context window (or now, with ``force``).
+
+    Returns the ``compact_boundary`` message (persisted with the new history, so a resumed run rebuilds
+    it), or None when nothing was done.
+    """
+    policy, provider = conversation.options.compaction, conversation.provider
+    if policy is None or not conversation.history or (not force and policy.window(provider) is None):
+        return None
+    system = conversation.settings.system_prompt(conversation.options.system_prompt) or ""
+    tools = conversation.tools.values()
+    extra = (len(system) + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)) // 4
+    if not force and not policy.needed(conversation.history, provider, extra):
+        return None
+    await run_hooks(
+        conversation.hooks, "PreCompact", conversation.hook_input(trigger=trigger, custom_instructions=None)
+    )
+    before = estimate_tokens(conversation.history)
+    history = await policy.apply(conversation.history, provider, conversation.model, extra, force=force)
+    conversation.history = history
+    data = {"trigger": trigger, "pre_tokens": before, "post_tokens": estimate_tokens(history)}
+    boundary = SystemMessage(subtype="compact_boundary", data=data)
+    await conversation.persist(
+        boundary, history=[m.model_dump(mode="json", exclude_none=True) for m in history]
+    )
+    return boundary

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,10 +19,11 @@ from typing import Any
 import anyio
 
 from ._structured import OutputSchema
+from ._toolcall import run_tool_call
 from ._turn import TurnBuilder
-from .compaction import estimate_tokens
+from .compaction import compact
 from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError, StreamError
-from .hooks import HookEvent, HookMatcher, run_hooks
+from .hooks import merge_hooks, run_hooks
 from .models import (
     ModelEvent,
     ModelRequest,
@@ -30,12 +31,12 @@ from .models import (
     warn_if_tools_unsupported,
 )
 from .options import AgentOptions
-from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
+from .permissions import PLAN_MODE_NOTE, denied_outright
 from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
 from .settings import ProjectSettings, load_settings
-from .tools import Tool, ToolContext, coerce_tool, open_toolsets
+from .tools import Tool, coerce_tool, open_toolsets
 from .types import (
     AssistantMessage,
     Message,
@@ -108,10 +109,13 @@ class Conversation:
         self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
         self._output = OutputSchema(options.output_format) if options.output_format is not None else None
         self.settings = ProjectSettings()
-        self._allowed: list[str] = list(options.allowed_tools)
-        self._disallowed: list[str] = list(options.disallowed_tools)
-        self.hooks = _merged_hooks(registry().hooks, options.hooks or {})
+        self.allowed: list[str] = list(options.allowed_tools)
+        """Permission rules in force: the options' and the local settings' (likewise the next two)."""
+        self.disallowed: list[str] = list(options.disallowed_tools)
+        self.ask: list[str] = list(options.ask_tools)
+        self.hooks = merge_hooks(registry().hooks, options.hooks)  # checks event names and entries
         """Plugins' hooks, then the options' own, by event."""
+        self._session_context: list[str] = []  # SessionStart hooks' additionalContext, for the first prompt
         self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
         if options.on_message is not None:
@@ -122,7 +126,7 @@ class Conversation:
         self._started = False
         self._interrupted = False
         self._scope: anyio.CancelScope | None = None
-        self._pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
+        self.pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
         self._answers: list[ToolResultBlock] = []
         self._toolsets: list[Any] = []
         self._described: dict[str, Any] = {}
@@ -159,17 +163,19 @@ class Conversation:
         self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
         for found in self.settings.tools():
             self.tools.setdefault(found.name, found)
-        self._allowed += self.settings.allowed_tools
-        self._disallowed += self.settings.disallowed_tools
+        self.allowed += self.settings.allowed_tools
+        self.disallowed += self.settings.disallowed_tools
+        self.ask += self.settings.ask_tools
         self._described.update(self.settings.describe())
 
-    async def _persist(self, *messages: Message) -> None:
+    async def persist(self, message: Message, **fields: Any) -> None:
+        """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
         if self._store is not None and self._key is not None:
-            await self._store.append(self._key, [entry_for(m, self.session_id) for m in messages])
+            await self._store.append(self._key, [{**entry_for(message, self.session_id), **fields}])
 
     async def aclose(self) -> None:
         """Close what the conversation opened (the default store's session lock, the provider)."""
-        await run_hooks(self.hooks, "SessionEnd", self._hook_input())
+        await run_hooks(self.hooks, "SessionEnd", self.hook_input(reason="other"))
         toolsets, self._toolsets = self._toolsets, []
         for toolset in reversed(toolsets):
             await _maybe_close(toolset)
@@ -191,22 +197,24 @@ class Conversation:
         self, tool_use_id: str, content: Any, *, is_error: bool = False
     ) -> UserMessage | None:
         """Answer a client-side tool call; returns the message to send once every pending call is answered."""
-        if tool_use_id not in self._pending:
+        if tool_use_id not in self.pending:
             raise ConfigError(f"no client-side tool call {tool_use_id!r} is waiting for a result")
-        del self._pending[tool_use_id]
+        del self.pending[tool_use_id]
         text = content if isinstance(content, str | list) or content is None else json.dumps(content)
         self._answers.append(
             ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None)
         )
-        if self._pending:
+        if self.pending:
             return None
         answers, self._answers = self._answers, []
         return UserMessage(content=list(answers))
 
     # -- one prompt --
 
-    def _hook_input(self, **more: Any) -> dict[str, Any]:
-        return {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None, **more}
+    def hook_input(self, **more: Any) -> dict[str, Any]:
+        """The keys every hook input has (session, cwd, permission mode), plus ``more``."""
+        base = {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None}
+        return {**base, "permission_mode": self.options.permission_mode, **more}
 
     def _init_message(self) -> SystemMessage:
         data = {
@@ -229,7 +237,7 @@ class Conversation:
         self._interrupted = False
         stats = _Stats()
         init = self._init_message()
-        await self._persist(init)
+        await self.persist(init)
         yield init
         message = await self._submit(prompt, first_run)
         if isinstance(message, str):  # a UserPromptSubmit hook blocked it
@@ -255,10 +263,10 @@ class Conversation:
             stats.api += time.monotonic() - began
             last = self._assistant(turn)
             self._account(turn, stats)
+            last = await self._after_response(last)
             if last.content or not self._interrupted:
                 await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
-            await run_hooks(self.hooks, "PostModelResponse", self._hook_input(response=last))
             if ending := self._ending():
                 text = ending[1] or _final_text(last)
                 yield await self._result(ending[0], started, stats, text, last, ending[1])
@@ -279,7 +287,7 @@ class Conversation:
             for out in [*emitted, answer] if results else emitted:  # a subagent's messages come first
                 await self._record(out, remember=out is answer)
                 yield out
-            if ending := self._ending(paused=bool(self._pending) or stop_turn):
+            if ending := self._ending(paused=bool(self.pending) or stop_turn):
                 yield await self._result(ending[0], started, stats, _final_text(last), last, ending[1])
                 return
 
@@ -288,7 +296,7 @@ class Conversation:
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.history.append(message)
-        await self._persist(message)
+        await self.persist(message)
 
     async def _submit(
         self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
@@ -297,7 +305,8 @@ class Conversation:
         hooks = self.hooks
         if first_run:
             source = "resume" if self.options.resume else "startup"
-            await run_hooks(hooks, "SessionStart", self._hook_input(source=source))
+            started = await run_hooks(hooks, "SessionStart", self.hook_input(source=source), target=source)
+            self._session_context = started.additional_context
         message = _user_message(prompt)
         if not isinstance(message.content, str):
             return message
@@ -307,11 +316,13 @@ class Conversation:
                 text = self.settings.expand(text)
             except ValueError as exc:  # an unknown command: say which ones exist
                 return str(exc)
-        submitted = await run_hooks(hooks, "UserPromptSubmit", self._hook_input(prompt=text))
+        submitted = await run_hooks(hooks, "UserPromptSubmit", self.hook_input(prompt=text))
         if submitted.is_blocked:
             return submitted.block_reason or submitted.stop_reason or "blocked by a hook"
-        if submitted.additional_context or text != message.content:
-            return UserMessage(content="\n\n".join([text, *submitted.additional_context]))
+        extra = [*self._session_context, *submitted.additional_context]
+        self._session_context = []
+        if extra or text != message.content:
+            return UserMessage(content="\n\n".join([text, *extra]))
         return message
 
     def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
@@ -342,7 +353,10 @@ class Conversation:
         ``max_structured_output_retries`` times) why its answer does not match ``output_format``.
         """  # noqa: D205
         hooks = self.hooks
-        stopping = await run_hooks(hooks, "Stop", self._hook_input(stop_hook_active=stats.stop_hook_active))
+        stop_input = self.hook_input(
+            stop_hook_active=stats.stop_hook_active, last_assistant_message=_final_text(last)
+        )
+        stopping = await run_hooks(hooks, "Stop", stop_input)
         if stopping.block_reason and stopping.continue_:
             stats.stop_hook_active = True
             return UserMessage(content=stopping.block_reason)
@@ -364,13 +378,15 @@ class Conversation:
         profile = getattr(self.provider, "profile", None)
         native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
         system = self.settings.system_prompt(opts.system_prompt)
+        if opts.permission_mode == "plan":  # the model is told why its tool calls will be refused
+            system = "\n\n".join(filter(None, [system, PLAN_MODE_NOTE]))
         if self._output is not None and not native:
             system = "\n\n".join(filter(None, [system, self._output.instructions()]))
         return ModelRequest(
             model=self.model,
             messages=list(self.history),
             system=system,
-            tools=[t.spec for t in self.tools.values()],
+            tools=[t.spec for t in self.tools.values() if not denied_outright(t.name, self.disallowed)],
             max_tokens=opts.max_tokens,
             temperature=opts.temperature,
             top_p=opts.top_p,
@@ -438,30 +454,8 @@ class Conversation:
         return None  # cancelled by interrupt()
 
     async def compact(self, trigger: str, *, force: bool = False) -> SystemMessage | None:
-        """Compact the history when it nears the context window (or now, with ``force``).
-
-        Returns the ``compact_boundary`` message (persisted, with the new history, so a resumed run
-        rebuilds it), or None when nothing was done.
-        """
-        policy = self.options.compaction
-        if policy is None or not self.history or (not force and policy.window(self.provider) is None):
-            return None
-        extra = len(self.settings.system_prompt(self.options.system_prompt) or "") // 4
-        extra += sum(len(json.dumps(t.input_schema)) + len(t.description) for t in self.tools.values()) // 4
-        if not force and not policy.needed(self.history, self.provider, extra):
-            return None
-        hook_input = self._hook_input(trigger=trigger, custom_instructions=None)
-        await run_hooks(self.hooks, "PreCompact", hook_input)
-        before = estimate_tokens(self.history)
-        history = await policy.apply(self.history, self.provider, self.model, extra, force=force)
-        self.history = history
-        data = {"trigger": trigger, "pre_tokens": before, "post_tokens": estimate_tokens(history)}
-        boundary = SystemMessage(subtype="compact_boundary", data=data)
-        if self._store is not None and self._key is not None:
-            entry = entry_for(boundary, self.session_id)
-            entry["history"] = [m.model_dump(mode="json", exclude_none=True) for m in history]
-            await self._store.append(self._key, [entry])
-        return boundary
+        """Compact the history if it nears the context window, or now with ``force`` (see `compaction`)."""
+        return await compact(self, trigger, force=force)
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         parent = self.parent_tool_use_id
@@ -485,7 +479,9 @@ class Conversation:
     async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
         request = self._request()
-        await run_hooks(self.hooks, "PreModelRequest", self._hook_input(request=request))
+        asked = await run_hooks(self.hooks, "PreModelRequest", self.hook_input(request=request))
+        if isinstance(asked.updated_request, ModelRequest):
+            request = asked.updated_request
 
         async def attempt() -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
             stream = self.provider.stream(request).__aiter__()
@@ -545,7 +541,7 @@ class Conversation:
             structured_output=structured,
             stop_reason=stop_reason or (last.stop_reason if last else None),
         )
-        await self._persist(message)
+        await self.persist(message)
         return message
 
     # -- tools --
@@ -560,7 +556,7 @@ class Conversation:
 
         async def one(index: int, call: ToolUseBlock | ToolUseError) -> None:
             nonlocal stop_turn
-            result, interrupt = await self._run_tool(call, emitted.append)
+            result, interrupt = await run_tool_call(self, call, emitted.append)
             results[index] = result
             stop_turn = stop_turn or interrupt
 
@@ -575,7 +571,7 @@ class Conversation:
         self._scope = None
         answered = []
         for call, result in zip(calls, results, strict=True):
-            if result is None and call.id not in self._pending:  # cut off by an interrupt
+            if result is None and call.id not in self.pending:  # cut off by an interrupt
                 result = ToolResultBlock(
                     tool_use_id=call.id, content="interrupted by the user", is_error=True
                 )
@@ -583,71 +579,11 @@ class Conversation:
                 answered.append(result)
         return answered, stop_turn, emitted
 
-    async def _run_tool(
-        self, call: ToolUseBlock | ToolUseError, emit: Callable[[Message], None]
-    ) -> tuple[ToolResultBlock | None, bool]:
-        """One call through hooks and permissions; ``None`` when the caller must answer it (client-side)."""
-        opts = self.options
-        if isinstance(call, ToolUseError):
-            return ToolResultBlock(tool_use_id=call.id, content=f"Error: {call.error}", is_error=True), False
-        found = self.tools.get(call.name)
-        if found is None:
-            known = ", ".join(self.tools) or "none"
-            message = f"Error: no tool named {call.name!r}. Available tools: {known}"
-            return ToolResultBlock(tool_use_id=call.id, content=message, is_error=True), False
-        if found.handler is None:
-            self._pending[call.id] = call
-            return None, False
-        hook_input = self._hook_input(tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
-        pre = await run_hooks(self.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
-        arguments = pre.updated_input if pre.updated_input is not None else call.input
-        if pre.block_reason or not pre.continue_:
-            reason = pre.block_reason or pre.stop_reason or "blocked by a hook"
-            return ToolResultBlock(tool_use_id=call.id, content=reason, is_error=True), not pre.continue_
-        decision = await check_permission(
-            call.name,
-            arguments,
-            requires_permission=found.requires_permission,
-            mode=opts.permission_mode,
-            allowed=self._allowed,
-            disallowed=self._disallowed,
-            hook_decision=pre.permission_decision,
-            hook_reason=pre.permission_decision_reason,
-            can_use_tool=opts.can_use_tool,
-            context=ToolPermissionContext(tool_use_id=call.id),
-        )
-        if isinstance(decision, PermissionResultDeny):
-            return ToolResultBlock(
-                tool_use_id=call.id, content=decision.message, is_error=True
-            ), decision.interrupt
-        if decision.updated_input is not None:
-            arguments = decision.updated_input
-        context = ToolContext(
-            tool_use_id=call.id,
-            session_id=self.session_id,
-            cwd=str(self.cwd),
-            options=opts,
-            emit=emit,
-            depth=self.depth,
-        )
-        result = await found.call(call.id, arguments, context)
-        event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
-        post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-        post = await run_hooks(self.hooks, event, post_input, tool_use_id=call.id, target=call.name)
-        if post.has_updated_output:
-            result = result.model_copy(update={"content": post.updated_output})
-        notes = [*post.additional_context, *([post.block_reason] if post.block_reason else [])]
-        if notes and isinstance(result.content, str):
-            result = result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
-        return result, not post.continue_
-
-
-def _merged_hooks(*sources: Mapping[str, Sequence[HookMatcher]]) -> dict[str, list[HookMatcher]]:
-    merged: dict[str, list[HookMatcher]] = {}
-    for source in sources:
-        for event, matchers in source.items():
-            merged.setdefault(event, []).extend(matchers)
-    return merged
+    async def _after_response(self, response: AssistantMessage) -> AssistantMessage:
+        """The PostModelResponse hooks see the turn and may replace it (``updatedResponse``)."""
+        answered = await run_hooks(self.hooks, "PostModelResponse", self.hook_input(response=response))
+        updated = answered.updated_response
+        return updated if isinstance(updated, AssistantMessage) else response
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

@@ -41,6 +41,8 @@ class AgentOptions:
     """Permission rules that allow without asking (``"Read"``, ``"Bash(git status:*)"``)."""
     disallowed_tools: Sequence[str] = ()
     """Permission rules that deny; the model is told."""
+    ask_tools: Sequence[str] = ()
+    """Permission rules that always go to ``can_use_tool`` (Claude's ``ask`` rules); denied without one."""
     max_turns: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None

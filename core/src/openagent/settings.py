@@ -75,6 +75,7 @@ class ProjectSettings:
     agents: dict[str, Any] = field(default_factory=dict)
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
+    ask_tools: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def system_prompt(self, base: str | None) -> str | None:
@@ -242,6 +243,7 @@ def _local_permissions(folder: Path, settings: ProjectSettings) -> None:
         permissions = data.get("permissions", {}) if isinstance(data, dict) else {}
         settings.allowed_tools += _names(permissions.get("allow", []))
         settings.disallowed_tools += _names(permissions.get("deny", []))
+        settings.ask_tools += _names(permissions.get("ask", []))
 
 
 def _project_folders(cwd: Path) -> list[Path]:

@@ -1,0 +1,94 @@
+"""One tool call through the pipeline: PreToolUse hooks → permissions → the tool → PostToolUse hooks.
+
+The loop runs a turn's calls (concurrently, in order, interruptibly); this module decides and runs each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .hooks import HookEvent, run_hooks
+from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
+from .tools import ToolContext
+from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
+
+if TYPE_CHECKING:
+    from .loop import Conversation
+
+__all__ = ["run_tool_call"]
+
+
+def _error(call_id: str, message: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
+
+
+async def run_tool_call(
+    conversation: Conversation, call: ToolUseBlock | ToolUseError, emit: Callable[[Message], None]
+) -> tuple[ToolResultBlock | None, bool]:
+    """The call's result and whether the turn must end; ``None`` when the caller answers it (client-side)."""
+    if isinstance(call, ToolUseError):
+        return _error(call.id, f"Error: {call.error}"), False
+    found = conversation.tools.get(call.name)
+    if found is None:
+        known = ", ".join(conversation.tools) or "none"
+        return _error(call.id, f"Error: no tool named {call.name!r}. Available tools: {known}"), False
+    if found.handler is None:
+        conversation.pending[call.id] = call
+        return None, False
+    opts, hooks = conversation.options, conversation.hooks
+    hook_input = conversation.hook_input(tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
+    pre = await run_hooks(hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
+    arguments = pre.updated_input if pre.updated_input is not None else call.input
+    if pre.block_reason or not pre.continue_:
+        return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
+
+    async def notify(message: str) -> None:  # the Notification hook, just before can_use_tool is asked
+        data = conversation.hook_input(
+            message=message, notification_type="permission_prompt", title="Permission needed"
+        )
+        await run_hooks(hooks, "Notification", data, target="permission_prompt")
+
+    decision = await check_permission(
+        call.name,
+        arguments,
+        requires_permission=found.requires_permission,
+        mode=opts.permission_mode,
+        allowed=conversation.allowed,
+        disallowed=conversation.disallowed,
+        ask=conversation.ask,
+        hook_decision=pre.permission_decision,
+        hook_reason=pre.permission_decision_reason,
+        can_use_tool=opts.can_use_tool,
+        context=ToolPermissionContext(tool_use_id=call.id),
+        cwd=conversation.cwd,
+        on_ask=notify,
+    )
+    if isinstance(decision, PermissionResultDeny):
+        return _error(call.id, decision.message), decision.interrupt
+    if decision.updated_input is not None:
+        arguments = decision.updated_input
+    context = ToolContext(
+        tool_use_id=call.id,
+        session_id=conversation.session_id,
+        cwd=str(conversation.cwd),
+        options=opts,
+        emit=emit,
+        depth=conversation.depth,
+    )
+    result = await found.call(call.id, arguments, context)
+    event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
+    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.is_error:
+        post_input["error"] = (
+            result.content if isinstance(result.content, str) else json.dumps(result.content)
+        )
+    post = await run_hooks(hooks, event, post_input, tool_use_id=call.id, target=call.name)
+    if post.has_updated_output:
+        result = result.model_copy(update={"content": post.updated_output})
+    notes = [*pre.additional_context, *post.additional_context]
+    notes += [post.block_reason] if post.block_reason else []
+    if notes and isinstance(result.content, str):
+        result = result.model_copy(update={"content": "\n\n".join([result.content, *notes])})
+    return result, not post.continue_

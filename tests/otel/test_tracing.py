@@ -320,3 +320,29 @@ async def test_a_subagent_of_a_subagent_nests_two_levels_down(
     leaf = next(h for h in helpers if parent_of(h) == calls["inner"].context.span_id)
     assert len(helpers) == 2 and leaf is not middle
     assert len(spans) == 2 + 3 + 5  # two Task calls, three runs, five model calls
+
+
+async def test_a_compaction_is_an_event_on_the_run(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    from openagent.compaction import Compaction
+
+    long = "x" * 3000
+    script = [[tool_call("add", {"a": 1, "b": 2})], long, "summary of the start", "short answer"]
+    options = AgentOptions(
+        model=ScriptedModel(script),
+        tools=[add],
+        hooks=tracing_hooks(provider),
+        compaction=Compaction(context_window=1000, keep_last=2),
+    )
+    async with Client(options) as client:
+        for prompt in ("first", "second"):
+            await client.query(prompt)
+            _ = [m async for m in client.receive_response()]
+    runs = sorted(
+        by_name(exporter.get_finished_spans(), "invoke_agent openagent"), key=lambda s: s.start_time or 0
+    )
+    assert [[(e.name, dict(e.attributes or {})) for e in r.events] for r in runs] == [
+        [],
+        [("openagent.compaction", {"trigger": "auto"})],
+    ]

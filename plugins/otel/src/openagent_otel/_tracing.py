@@ -109,6 +109,7 @@ class Tracing:
             "SubagentStop": self._on_subagent_stop,
             "Stop": self._on_stop,
             "SessionEnd": self._on_session_end,
+            "PreCompact": self._on_compact,
         }
         # No timeout: ending spans is quick, and a timed-out hook would leave a span open.
         return {event: [HookMatcher(hooks=[callback], timeout=None)] for event, callback in table.items()}
@@ -178,6 +179,14 @@ class Tracing:
         self, data: dict[str, Any], tool_use_id: str | None, ctx: HookContext
     ) -> dict[str, Any]:
         self._end_run(data["session_id"])
+        return {}
+
+    async def _on_compact(
+        self, data: dict[str, Any], tool_use_id: str | None, ctx: HookContext
+    ) -> dict[str, Any]:
+        run = self._runs.get(data["session_id"])
+        if run is not None:  # a manual compaction between prompts has no run to mark
+            run.span.add_event("openagent.compaction", {"trigger": str(data.get("trigger", "auto"))})
         return {}
 
     # -- model calls --

@@ -26,6 +26,9 @@ TEST_DEPS = [
     "vcrpy>=8.2.1",
     "coverage[toml]>=7.6",
 ]
+# Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
+# plugin against the scripted loopback server, and the tools plugin's AskUserQuestion.
+TEST_PLUGINS = {"cli": ["openai", "tools"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
 
@@ -91,7 +94,7 @@ def _pytest(session: nox.Session, *args: str) -> None:
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests (``tests/<package>``), under asyncio and trio."""
     _apt(session, APT.get(package, []))
-    _install(session, package)
+    _install(session, package, *TEST_PLUGINS.get(package, []))
     folder = ROOT / "tests" / package
     if not folder.exists():
         session.error(f"{package} has no tests in {folder}")

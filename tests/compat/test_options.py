@@ -1,0 +1,85 @@
+"""ClaudeAgentOptions → AgentOptions: what maps, what is ignored with a warning, what is refused."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import pytest
+
+from openagent import AgentOptions
+from openagent.compat import claude
+from openagent.compat.claude import ClaudeAgentOptions, ClaudeSDKClient, to_agent_options
+from openagent.errors import ConfigError
+
+
+def test_claude_fields_map_onto_agent_options(tmp_path: Any) -> None:
+    prompt_file = tmp_path / "prompt.md"
+    prompt_file.write_text("from a file")
+    options = to_agent_options(
+        ClaudeAgentOptions(
+            model="ollama:qwen3",
+            system_prompt={"type": "preset", "preset": "claude_code", "append": "Be brief."},
+            permission_mode=None,
+            max_turns=3,
+            allowed_tools=["Read"],
+            mcp_servers={},
+            resume="abc",
+            fork_session=True,
+        )
+    )
+    assert isinstance(options, AgentOptions)
+    assert (options.model, options.system_prompt, options.permission_mode) == (
+        "ollama:qwen3",
+        "Be brief.",
+        "default",
+    )
+    assert (options.max_turns, list(options.allowed_tools), options.mcp_servers) == (3, ["Read"], None)
+    assert (options.resume, options.fork_session) == ("abc", True)
+    from_file = to_agent_options(ClaudeAgentOptions(system_prompt={"type": "file", "path": str(prompt_file)}))
+    assert from_file.system_prompt == "from a file"
+
+
+def test_claude_model_names_yield_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (
+        to_agent_options(ClaudeAgentOptions(model="claude-sonnet-4-5")).model == "anthropic:claude-sonnet-4-5"
+    )
+    monkeypatch.setenv("OPENAGENT_MODEL", "ollama:qwen3")
+    assert to_agent_options(ClaudeAgentOptions(model="claude-sonnet-4-5")).model is None
+    assert to_agent_options(ClaudeAgentOptions(model="openai:gpt-4.1")).model == "openai:gpt-4.1"
+
+
+def test_cli_only_options_are_ignored_with_a_warning() -> None:
+    with pytest.warns(claude.IgnoredOptionWarning, match="cli_path"):
+        options = to_agent_options(ClaudeAgentOptions(cli_path="/usr/bin/claude", model="test:echo"))
+    assert options.model == "test:echo"
+
+
+def test_unknown_options_are_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        ClaudeAgentOptions(no_such_option=1)  # type: ignore[call-arg]
+
+
+def test_a_custom_transport_is_refused() -> None:
+    with pytest.raises(ConfigError, match="transports"):
+        ClaudeSDKClient(transport=object())
+    with pytest.raises(ConfigError, match="transports"):
+        claude.query(prompt="hi", transport=object())
+
+
+def test_agent_options_pass_through() -> None:
+    options = AgentOptions(model="test:echo")
+    assert to_agent_options(options) is options
+
+
+def test_missing_mcp_plugin_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_mcp(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "openagent_mcp":
+            raise ImportError("No module named 'openagent_mcp'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mcp)
+    with pytest.raises(ImportError, match=r'pip install "openagent\[mcp\]"'):
+        claude.create_sdk_mcp_server("x")

@@ -75,9 +75,7 @@ def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
         return prompt
     if isinstance(prompt, str):
         return UserMessage(content=prompt)
-    message = prompt.get(
-        "message", prompt
-    )  # the Claude streaming-input form {"type": "user", "message": {...}}
+    message = prompt.get("message", prompt)  # Claude's streaming input: {"type": "user", "message": {...}}
     return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
 
 
@@ -212,8 +210,10 @@ class Conversation:
     # -- one prompt --
 
     def hook_input(self, **more: Any) -> dict[str, Any]:
-        """The keys every hook input has (session, cwd, permission mode), plus ``more``."""
+        """The keys every hook input has (session, cwd, permission mode, a subagent's parent), and ``more``."""
         base = {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None}
+        if self.parent_tool_use_id:
+            base["parent_tool_use_id"] = self.parent_tool_use_id
         return {**base, "permission_mode": self.options.permission_mode, **more}
 
     def _init_message(self) -> SystemMessage:
@@ -479,7 +479,10 @@ class Conversation:
     async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
         request = self._request()
-        asked = await run_hooks(self.hooks, "PreModelRequest", self.hook_input(request=request))
+        provider = getattr(getattr(self.provider, "profile", None), "name", None)
+        asked = await run_hooks(
+            self.hooks, "PreModelRequest", self.hook_input(request=request, provider=provider)
+        )
         if isinstance(asked.updated_request, ModelRequest):
             request = asked.updated_request
 

@@ -1,5 +1,5 @@
 """openagent's built-in tools: Read, Write, Edit, Glob, Grep, Bash, WebFetch, WebSearch, TodoWrite,
-AskUserQuestion.
+AskUserQuestion, and the memory tools MemoryRead, MemoryWrite, MemoryDelete.
 
 Installed, they are selected by name: ``AgentOptions(tools=["Read", "Grep", "Edit"])``. WebSearch and
 AskUserQuestion need something from the application (a search backend, a way to reach the user): pass the
@@ -19,11 +19,17 @@ from ._files import edit, read, write
 from ._interactive import Question, Todo, ask_user_question, todo_write
 from ._search import glob, grep
 from ._web import SearchBackend, SearchResult, web_fetch, web_search
+from .memory import DictMemoryStore, Memory, MemoryEntry, MemoryStore, SessionMemoryStore
 
 __all__ = [
+    "DictMemoryStore",
+    "Memory",
+    "MemoryEntry",
+    "MemoryStore",
     "Question",
     "SearchBackend",
     "SearchResult",
+    "SessionMemoryStore",
     "Todo",
     "all_tools",
     "ask_user_question",
@@ -47,5 +53,6 @@ def all_tools() -> list[Tool]:
 
 @hookimpl
 def register_tools(register: Callable[[Any], None]) -> None:
-    """Register the built-in tools under their Claude Code names."""
+    """Register the built-in tools under their Claude Code names, and the memory tools."""
     register(all_tools())
+    register(Memory(SessionMemoryStore()).tools)

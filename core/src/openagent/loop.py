@@ -210,7 +210,7 @@ class Conversation:
     # -- one prompt --
 
     def hook_input(self, **more: Any) -> dict[str, Any]:
-        """The keys every hook input has (session, cwd, permission mode, a subagent's parent), and ``more``."""
+        """The keys every hook input has (session, cwd, permission mode, a subagent's parent), + ``more``."""
         base = {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None}
         if self.parent_tool_use_id:
             base["parent_tool_use_id"] = self.parent_tool_use_id
@@ -407,9 +407,7 @@ class Conversation:
         return self._scope
 
     async def _stream(self, turn: TurnBuilder) -> AsyncGenerator[Message, None]:
-        """Stream one model turn into ``turn``. Yields `StreamEvent`s (only with partial messages on) and
-        the ``compact_boundary`` `SystemMessage` when the history had to be compacted first.
-        """  # noqa: D205
+        """Stream a model turn into ``turn``, yielding partial `StreamEvent`s and compaction boundaries."""
         stream: AsyncIterator[ModelEvent] | None = None
         try:
             boundaries, stream, first = await self._begin()

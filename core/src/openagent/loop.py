@@ -80,9 +80,7 @@ def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
 
 
 def _final_text(message: AssistantMessage | None) -> str:
-    if message is None:
-        return ""
-    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock)) if message else ""
 
 
 class Conversation:

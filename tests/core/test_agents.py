@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from openagent import AgentOptions, AssistantMessage, HookMatcher, ResultMessage, UserMessage, query, tool
 from openagent.agents import MAX_DEPTH, AgentDefinition, as_tool, task_tool
 from openagent.testing import ScriptedModel, tool_call

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from openagent import AgentOptions, Client, ResultMessage, SystemMessage, UserMessage, query, tool
 from openagent.errors import ConfigError
 from openagent.testing import ScriptedModel, tool_call

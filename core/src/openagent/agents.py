@@ -14,17 +14,17 @@ set to the delegating call's id, and its final text is that call's result::
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .errors import ToolError
 from .hooks import run_hooks
 from .tools import Tool, ToolContext, tool
-from .types import AssistantMessage, Message, ResultMessage, UserMessage
+from .types import AssistantMessage, ResultMessage, UserMessage
 
 if TYPE_CHECKING:
     from .models import Provider
@@ -139,7 +139,7 @@ async def _delegate(
         for name in disallowed:
             child.tools.pop(name, None)
         emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
-        async with aclosing(cast(AsyncGenerator[Message, None], child.run(prompt))) as messages:
+        async with aclosing(child.run(prompt)) as messages:
             async for message in messages:
                 if isinstance(message, ResultMessage):
                     result = message

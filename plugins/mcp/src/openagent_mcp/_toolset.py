@@ -27,6 +27,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskStatus
 from anyio.from_thread import BlockingPortal
+
 from openagent.errors import ConfigError, ToolError
 from openagent.tools import Tool
 

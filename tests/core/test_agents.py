@@ -226,3 +226,28 @@ def test_a_definition_without_a_prompt_is_rejected() -> None:
 
     with pytest.raises(ToolError, match="needs a description and a prompt"):
         task_tool({"bad": {"description": "no prompt"}})
+
+
+async def test_subagent_start_hooks_can_add_context_or_block() -> None:
+    async def add_context(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {"additionalContext": "Use metric units."}
+
+    async def block(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return {"decision": "block", "reason": "no subagents today"}
+
+    child = ScriptedModel(["ok"])
+    agents = {"c": AgentDefinition("C", "C.", model=child)}
+    hooks = {"SubagentStart": [HookMatcher(hooks=[add_context])]}
+    parent = ScriptedModel([[task_call("c", "measure it")], "done"])
+    await collect("go", AgentOptions(model=parent, agents=agents, hooks=hooks, persist_session=False))
+    assert child.requests[0].messages[0].content == "measure it\n\nUse metric units."
+
+    blocked = ScriptedModel([[task_call("c", "measure it")], "done"])
+    hooks = {"SubagentStart": [HookMatcher(hooks=[block])]}
+    messages = await collect(
+        "go", AgentOptions(model=blocked, agents=agents, hooks=hooks, persist_session=False)
+    )
+    result = top_result(messages)
+    assert result.is_error
+    assert "no subagents today" in result.content
+    assert len(child.requests) == 1  # the blocked one never ran

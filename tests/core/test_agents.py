@@ -251,3 +251,19 @@ async def test_subagent_start_hooks_can_add_context_or_block() -> None:
     assert result.is_error
     assert "no subagents today" in result.content
     assert len(child.requests) == 1  # the blocked one never ran
+
+
+async def test_a_context_carrying_the_parents_tools_is_inherited_without_reopening_toolsets() -> None:
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class ContextWithTools(ToolContext):
+        tools: dict[str, Any] = field(default_factory=dict)
+
+    child = ScriptedModel([[tool_call("add", {"a": 2, "b": 2})], "4"])
+    options = AgentOptions(model="test:echo", mcp_servers={"srv": {"command": "never-started"}})
+    context = ContextWithTools(tool_use_id="t", session_id="s", cwd=".", options=options, tools={"add": add})
+    task = task_tool({"math": AgentDefinition("Math", "Math.", model=child)})
+    result = await task.call("t", {"description": "d", "prompt": "2+2", "subagent_type": "math"}, context)
+    assert result.content == "4"
+    assert [t.name for t in child.requests[0].tools] == ["add"]

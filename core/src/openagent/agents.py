@@ -114,6 +114,7 @@ async def _delegate(
     agent_type: str,
     tools: Sequence[str] | None = None,
     disallowed: Sequence[str] = (),
+    inherited: Mapping[str, Tool] | None = None,
 ) -> dict[str, Any]:
     """Run ``prompt`` in a child conversation and return its final text as a tool result."""
     from .loop import Conversation  # the loop imports this module: import it when first needed
@@ -133,6 +134,8 @@ async def _delegate(
     last_text = ""
     try:
         await child.start()
+        if inherited is not None:  # the parent's live tools: its MCP servers are not started again
+            child.tools = dict(inherited)
         if tools is not None:
             keep = set(tools)
             child.tools = {name: t for name, t in child.tools.items() if name in keep}
@@ -194,8 +197,11 @@ def task_tool(agents: Mapping[str, Any]) -> Tool:
             known = ", ".join(sorted(definitions)) or "none"
             raise ToolError(f"unknown subagent_type {subagent_type!r}; available agents: {known}")
         options = _child_options(context.options, definition)
+        inherited = getattr(context, "tools", None)  # set by loops whose ToolContext carries the tools
+        if inherited is not None:
+            options.mcp_servers = None
         return await _delegate(
-            options, prompt, context, subagent_type, definition.tools, definition.disallowed_tools
+            options, prompt, context, subagent_type, definition.tools, definition.disallowed_tools, inherited
         )
 
     summary = f"Launch a subagent to handle a task on its own. Available agents:\n{listing}"

@@ -16,7 +16,7 @@ import nox
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "lint", "types", "contract", "reliability", "integration"]
+nox.options.sessions = ["tests", "lint", "types", "contract", "compat", "reliability", "integration"]
 
 TEST_DEPS = [
     "pytest>=8.3",
@@ -137,6 +137,14 @@ def contract(session: nox.Session) -> None:
     providers = [p for p in _packages() if (ROOT / "tests" / p / "test_contract.py").exists()]
     _install(session, *providers)
     _pytest(session, *[f"tests/{p}/test_contract.py" for p in providers], "--block-network")
+
+
+@nox.session
+def compat(session: nox.Session) -> None:
+    """Claude Agent SDK programs run through openagent.compat.claude on the scripted server."""
+    _install(session, "openai", "mcp")
+    session.install("claude-agent-sdk>=0.2.187")  # the import-parity test reads the real SDK's names
+    _pytest(session, str(ROOT / "tests" / "compat"))
 
 
 @nox.session

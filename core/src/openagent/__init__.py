@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .agents import AgentDefinition
 from .client import Client
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
 from .hooks import HookContext, HookMatcher
@@ -28,6 +29,7 @@ from .types import (
 )
 
 __all__ = [
+    "AgentDefinition",
     "AgentOptions",
     "AssistantMessage",
     "Client",

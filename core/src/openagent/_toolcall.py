@@ -76,6 +76,7 @@ async def run_tool_call(
         options=opts,
         emit=emit,
         depth=conversation.depth,
+        tools=conversation.tools,
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"

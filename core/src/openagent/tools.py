@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
@@ -24,7 +24,16 @@ from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
 
-__all__ = ["Tool", "ToolContext", "Toolset", "coerce_tool", "open_toolsets", "tool"]
+__all__ = [
+    "SdkMcpServer",
+    "Tool",
+    "ToolContext",
+    "Toolset",
+    "coerce_tool",
+    "create_sdk_mcp_server",
+    "open_toolsets",
+    "tool",
+]
 
 logger = logging.getLogger("openagent.tools")
 
@@ -44,6 +53,8 @@ class ToolContext:
     """Hand a `Message` to the run (a subagent's messages); the loop yields it before the tool's result."""
     depth: int = 0
     """How many subagents deep this call is (0 for the top-level agent)."""
+    tools: Mapping[str, Tool] | None = None
+    """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
 
 
 @runtime_checkable
@@ -389,3 +400,32 @@ async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[s
         tools += await toolset.open()
         described.update(toolset.describe())
     return toolsets, tools, described
+
+
+@dataclass
+class SdkMcpServer:
+    """An in-process MCP server: a name, a version and its tools, whose handlers run in this process."""
+
+    name: str
+    version: str = "1.0.0"
+    tools: list[Tool] = field(default_factory=list)
+
+
+def create_sdk_mcp_server(
+    name: str, version: str = "1.0.0", tools: Sequence[Tool | Callable[..., Any]] | None = None
+) -> dict[str, Any]:
+    """An in-process MCP server config for ``AgentOptions.mcp_servers`` (the Claude Agent SDK's call).
+
+    Its tools appear to the model as ``mcp__<key>__<tool>``, ``key`` being its key in ``mcp_servers``;
+    their handlers are called directly, in the conversation's own event loop (needs ``openagent[mcp]``).
+
+    Args:
+        name: The server's name.
+        version: The server's version (informational).
+        tools: ``@tool``-decorated functions (either form) or plain functions.
+
+    Returns:
+        ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.
+    """
+    made = [item if isinstance(item, Tool) else coerce_tool(item) for item in tools or ()]
+    return {"type": "sdk", "name": name, "instance": SdkMcpServer(name, version, made)}

@@ -65,6 +65,12 @@ class Usage(_Model):
             cache_read_input_tokens=max(self.cache_read_input_tokens, later.cache_read_input_tokens),
         )
 
+    def __getitem__(self, key: str) -> int:
+        """``usage["input_tokens"]``, as code written for the Claude Agent SDK's usage dicts reads it."""
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return int(getattr(self, key))
+
     @property
     def total_tokens(self) -> int:
         """All tokens counted, prompt (cached or not) and output."""

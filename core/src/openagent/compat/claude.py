@@ -22,7 +22,7 @@ from ..hooks import HookContext, HookMatcher
 from ..options import AgentOptions
 from ..permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext, rule_matches
 from ..query import query as _query
-from ..tools import Tool
+from ..tools import Tool, create_sdk_mcp_server
 from ..tools import tool as _tool
 from ..types import (
     AssistantMessage,
@@ -115,17 +115,6 @@ def tool(
     """``@tool(name, description, {"param": type})`` over ``async def handler(args) -> {"content": …}``."""
     read_only = bool(getattr(annotations, "readOnlyHint", False))
     return _tool(name, description, input_schema, is_read_only=read_only)
-
-
-def create_sdk_mcp_server(
-    name: str, version: str = "1.0.0", tools: list[Tool] | None = None
-) -> dict[str, Any]:
-    """An in-process MCP server for ``mcp_servers`` (needs ``pip install "openagent[mcp]"``)."""
-    try:
-        from openagent_mcp import create_sdk_mcp_server as create
-    except ImportError as exc:
-        raise ImportError('create_sdk_mcp_server needs the MCP plugin: pip install "openagent[mcp]"') from exc
-    return create(name, version, tools)
 
 
 def _system_prompt(value: Any) -> str | None:

@@ -4,44 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from openagent.tools import Tool, tool
+from openagent.tools import SdkMcpServer, Tool, create_sdk_mcp_server
 
 from ._content import to_blocks
 
 __all__ = ["SdkMcpServer", "create_sdk_mcp_server", "local_tool"]
-
-
-@dataclass
-class SdkMcpServer:
-    """An in-process server: a name, a version and its tools (their handlers run in this process)."""
-
-    name: str
-    version: str = "1.0.0"
-    tools: list[Tool] = field(default_factory=list)
-
-
-def create_sdk_mcp_server(
-    name: str, version: str = "1.0.0", tools: Sequence[Tool | Callable[..., Any]] | None = None
-) -> dict[str, Any]:
-    """Make an in-process MCP server config for ``AgentOptions.mcp_servers`` (the Claude Agent SDK's call).
-
-    Its tools appear to the model as ``mcp__<key>__<tool>``, where ``key`` is the server's key in
-    ``mcp_servers``; their handlers are called directly, in the conversation's own event loop.
-
-    Args:
-        name: The server's name.
-        version: The server's version (informational).
-        tools: ``@tool``-decorated functions (either form) or plain functions.
-
-    Returns:
-        ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.
-    """
-    made = [item if isinstance(item, Tool) else tool(item) for item in tools or ()]
-    return {"type": "sdk", "name": name, "instance": SdkMcpServer(name, version, made)}
 
 
 def _convert(value: Any) -> Any:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .errors import ToolError
-from .hooks import run_hooks
+from .hooks import merge_hooks, run_hooks
 from .tools import Tool, ToolContext, tool
 from .types import AssistantMessage, ResultMessage, UserMessage
 
@@ -121,8 +121,20 @@ async def _delegate(
 
     if context.depth + 1 > MAX_DEPTH:
         raise ToolError(f"subagents may nest {MAX_DEPTH} deep; {agent_type!r} was not started")
-    parent_hooks = context.options.hooks if context.options is not None else None
-    hook_input = {"session_id": context.session_id, "cwd": context.cwd, "agent_id": context.tool_use_id}
+    from .plugins import registry
+
+    # the parent's hooks as its run sees them: plugins' (tracing …) and its options'
+    parent_hooks = merge_hooks(
+        registry().hooks, context.options.hooks if context.options is not None else None
+    )
+    mode = context.options.permission_mode if context.options is not None else "default"
+    hook_input = {
+        "session_id": context.session_id,
+        "cwd": context.cwd,
+        "transcript_path": None,
+        "permission_mode": mode,
+        "agent_id": context.tool_use_id,
+    }
     started = await run_hooks(parent_hooks, "SubagentStart", {**hook_input, "agent_type": agent_type})
     if started.is_blocked:
         raise ToolError(started.block_reason or started.stop_reason or f"subagent {agent_type!r} was blocked")
@@ -161,6 +173,7 @@ async def _delegate(
             "agent_type": agent_type,
             "stop_hook_active": False,
             "last_assistant_message": last_text,
+            "agent_transcript_path": None,
         },
     )
     if result is None or result.is_error:

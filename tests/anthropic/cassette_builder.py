@@ -19,10 +19,6 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 from anthropic_streams import PING, args, assemble, block, delta, end, sse, start, stop_block, text
-from openagent._contract import ADD_TOOL, PROMPTS, WEATHER_TOOL
-from openagent.models import ModelRequest
-from openagent.types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
-from openagent_anthropic._messages import build_body, parse_stream
 from test_constructed import (
     MODEL,
     REDACTED_DATA,
@@ -32,6 +28,11 @@ from test_constructed import (
     requests,
 )
 from test_contract import TestAnthropicContract
+
+from openagent._contract import ADD_TOOL, PROMPTS, WEATHER_TOOL
+from openagent.models import ModelRequest
+from openagent.types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from openagent_anthropic._messages import build_body, parse_stream
 
 ROOT = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic"
 METADATA = {

@@ -8,6 +8,7 @@ from typing import Any
 import httpx2
 import pytest
 from anthropic_streams import args, block, delta, end, sse, start, stop_block, text
+
 from openagent import AgentOptions, query, tool
 from openagent.types import (
     AssistantMessage,

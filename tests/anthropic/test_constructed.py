@@ -17,6 +17,7 @@ import anyio
 import pytest
 import yaml
 from anthropic_streams import assemble
+
 from openagent._contract import ADD_TOOL
 from openagent.errors import RateLimitError, ServerError, StreamError
 from openagent.models import ModelRequest, Stop, TextDelta

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+
 from openagent._contract import ProviderContract
 from openagent.errors import AuthenticationError
 from openagent_anthropic import MessagesProvider

@@ -12,6 +12,7 @@ import pytest
 from anthropic_streams import PING, args, block, delta, end, sse, start, stop_block, text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from openagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -367,6 +368,23 @@ BAD = [
         ),
         "server_error: slot unavailable",
         id="error-event-llamacpp-openai-shape",
+    ),
+    pytest.param(  # seen from llama-server 11434 when a tool call fails its output check
+        sse(
+            start(),
+            block(0, {"type": "tool_use", "id": "nKQX72diqVEEP73AhGWoyULvz8itHhU8", "name": "add"}),
+            args(0, "{"),
+            (
+                "error",
+                {
+                    "code": 500,
+                    "message": "The model produced output that does not match",
+                    "type": "server_error",
+                },
+            ),
+        ),
+        "server_error: The model produced output",
+        id="error-event-llamacpp-top-level-fields",
     ),
     pytest.param(sse(("error", "upstream exploded")), "upstream exploded", id="error-event-plain-text"),
     pytest.param(

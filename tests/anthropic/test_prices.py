@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from openagent.plugins import load_plugins
 from openagent.types import Usage
 from openagent_anthropic import PRICES, MessagesProvider, ModelPrice, cost_usd, price_for, register_price

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx2
 import pytest
+
 from openagent.errors import ConfigError
 from openagent.models import ModelRequest, ThinkingDelta, ToolSpec
 from openagent.types import (

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The helper modules beside this file (anthropic_streams) import by name under any --import-mode.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _json_body(r1: Any, r2: Any) -> None:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+
 from openagent_local import ModelFile, ServerBuild, build_server, find_server, resolve_model
 from openagent_local._models import SUGGESTED
 

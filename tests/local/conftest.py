@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from openagent_local import LLAMA_CPP_VERSION, ServerBuild
 
 SCRIPT = '''#!{python}

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from openagent_local import LLAMA_CPP_VERSION, BuildError, build_server, find_server
 from openagent_local._build import CMAKE_FLAGS, _download, _run
 

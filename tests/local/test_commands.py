@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+
 from openagent.plugins import load_plugins
 from openagent_local import LocalProvider, register_commands, running_servers
 from openagent_local._commands import local

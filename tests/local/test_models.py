@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from openagent.errors import ConfigError
 from openagent_local import installed_models, resolve_model
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from openagent.errors import ConfigError, ProviderConnectionError
 from openagent.models import ModelRequest, Stop, TextDelta, Usage
 from openagent.types import UserMessage

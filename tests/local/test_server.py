@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from openagent.errors import ProviderConnectionError
 from openagent_local import ServerSpec, ensure_server, running_servers, stop_server
 from openagent_local._server import _pid_running, ensure_server_sync, server_alive
@@ -51,6 +52,13 @@ def test_command_line_carries_model_alias_template_and_context(model: Path, tmp_
     assert cmd[cmd.index("--chat-template-file") + 1] == str(tmp_path / "t.jinja")
     assert cmd[cmd.index("-c") + 1] == "2048"
     assert "--jinja" in cmd
+    assert int(cmd[cmd.index("--threads") + 1]) >= 1
+
+
+def test_threads_given_in_extra_args_replace_the_default(model: Path):
+    cmd = ServerSpec(model=model, alias="tiny", extra_args=("-t", "3")).command(Path("/bin/llama-server"), 1)
+    assert "--threads" not in cmd
+    assert cmd[-2:] == ["-t", "3"]
 
 
 def test_different_templates_get_different_servers(model: Path, tmp_path: Path):

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import click
+
 from openagent.errors import ConfigError
 
 from ._build import BUILD_MINUTES, LLAMA_CPP_VERSION, BuildError, ServerBuild, build_server, find_server
@@ -108,6 +109,7 @@ def stop() -> None:
 def run(prompt: str, model: str, max_tokens: int) -> None:
     """Answer PROMPT with a local model, streaming the answer (no network, no key)."""
     import anyio
+
     from openagent import AgentOptions, StreamEvent, query
 
     from ._provider import LocalProvider

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import anyio.to_thread
 import filelock
+
 from openagent.errors import ProviderConnectionError
 
 from ._build import LLAMA_CPP_VERSION, ServerBuild, build_server, cache_root, find_server
@@ -61,6 +62,7 @@ class ServerSpec:
     """A Jinja chat template file (``--chat-template-file``); the model's own template when ``None``."""
     ctx_size: int = 4096
     extra_args: tuple[str, ...] = ()
+    """More command-line arguments; ``--threads`` here replaces the default below."""
 
     @property
     def key(self) -> str:
@@ -76,7 +78,23 @@ class ServerSpec:
         cmd += ["-c", str(self.ctx_size), "--alias", self.alias]
         if self.chat_template is not None:
             cmd += ["--chat-template-file", str(self.chat_template)]
+        if not {"-t", "--threads"} & set(self.extra_args):
+            cmd += ["--threads", str(default_threads())]
         return [*cmd, *self.extra_args]
+
+
+def default_threads() -> int:
+    """Half the usable cores, at least one.
+
+    llama.cpp's threads wait on each other at every step: when the machine is busy, one descheduled thread
+    stalls the rest. Measured on a loaded 2-core machine with SmolLM2-135M: 1.5 tokens/s with 2 threads,
+    23 with 1.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 2
+    return max(1, cores // 2)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
 import pytest
@@ -72,14 +71,12 @@ def test_agent_options_pass_through() -> None:
     assert to_agent_options(options) is options
 
 
-def test_missing_mcp_plugin_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
+def test_an_in_process_server_without_the_mcp_plugin_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openagent.errors import ConfigError
+    from openagent.query import run_sync
 
-    def no_mcp(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "openagent_mcp":
-            raise ImportError("No module named 'openagent_mcp'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_mcp)
-    with pytest.raises(ImportError, match=r'pip install "openagent\[mcp\]"'):
-        claude.create_sdk_mcp_server("x")
+    server = claude.create_sdk_mcp_server("x")  # made by core: creating one needs no plugin
+    assert server["type"] == "sdk" and server["instance"].name == "x"
+    monkeypatch.setenv("OPENAGENT_PLUGINS", "")  # as if openagent-mcp were not installed
+    with pytest.raises(ConfigError, match=r'pip install "openagent\[mcp\]"'):
+        run_sync("hi", AgentOptions(model="test:echo", mcp_servers={"x": server}))

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2
+
 from openagent_openai import PROFILES, ChatCompletionsProvider, OpenAIProfile
 
 __all__ = ["SPLITS", "Replay", "chunked", "sse"]

@@ -17,10 +17,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from openai_constructed import constructing, mock_client
+
 from openagent.errors import AuthenticationError
 from openagent.testing import ProviderContract
 from openagent_openai import PROFILES, ChatCompletionsProvider
-from openai_constructed import constructing, mock_client
 
 pytestmark = pytest.mark.vcr
 

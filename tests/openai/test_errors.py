@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx2
 import pytest
+from openai_replay import Replay
+
 from openagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -22,7 +24,6 @@ from openagent.errors import (
 from openagent.models import ModelRequest
 from openagent.types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
-from openai_replay import Replay
 
 pytestmark = pytest.mark.anyio
 REQUEST = ModelRequest("test-model", [UserMessage(content="hi")])

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from openagent._sse import SSEDecoder
 from openagent.errors import ProviderError
 from openagent.models import ModelEvent

@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import openagent_openai
 import pytest
+
+import openagent_openai
 from openagent.errors import ConfigError
 from openagent.models import Provider
 from openagent.plugins import load_plugins

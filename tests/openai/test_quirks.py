@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 import pytest
+from openai_replay import SPLITS, Replay, sse
+
 from openagent.errors import StreamError
 from openagent.models import (
     ModelRequest,
@@ -23,7 +25,6 @@ from openagent.models import (
 )
 from openagent.types import Usage, UserMessage
 from openagent_openai import PROFILES
-from openai_replay import SPLITS, Replay, sse
 
 pytestmark = pytest.mark.anyio
 

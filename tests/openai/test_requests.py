@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+
 from openagent.models import ModelRequest, ToolSpec
 from openagent.types import (
     AssistantMessage,

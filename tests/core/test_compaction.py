@@ -1,6 +1,7 @@
 """Context-window management with ScriptedModel and a tiny window."""
 
 import pytest
+
 from openagent import AgentOptions, Client, HookMatcher, run, tool
 from openagent.compaction import SUMMARY_MARKER, Compaction, estimate_tokens
 from openagent.errors import ContextWindowExceededError

@@ -33,7 +33,12 @@ def test_status_codes_map_to_typed_errors(status, message, kind, retryable):
     error = error_for_status(status, message, provider="ollama", body="{...}", retry_after=2.0)
     assert type(error) is kind and isinstance(error, OpenAgentError)
     assert error.is_retryable is retryable
-    assert (error.status_code, error.provider, error.body, error.retry_after) == (status, "ollama", "{...}", 2.0)
+    assert (error.status_code, error.provider, error.body, error.retry_after) == (
+        status,
+        "ollama",
+        "{...}",
+        2.0,
+    )
     assert str(error) == f"ollama (HTTP {status}): {message}"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from openagent import (
     AgentOptions,
     AssistantMessage,

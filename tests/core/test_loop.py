@@ -5,6 +5,7 @@ import threading
 import anyio
 import pytest
 import stamina
+
 from openagent import AgentOptions, Client, query, run, tool
 from openagent.errors import ProviderError, RateLimitError, StreamError
 from openagent.models import Stop, TextDelta
@@ -425,3 +426,25 @@ async def test_partial_events_for_parallel_tool_calls_open_and_close_each_block(
         if e.get("delta", {}).get("type") == "input_json_delta":
             args[e["index"]] = args.get(e["index"], "") + e["delta"]["partial_json"]
     assert args == {1: '{"a": 1, "b": 2}', 2: '{"a": 3, "b": 4}'}
+
+
+async def test_a_paused_turn_is_sent_back_to_continue():
+    from openagent.models import RawContent
+
+    search = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "x"}}
+    model = ScriptedModel([[RawContent("anthropic", search), Stop("pause_turn")], "found it"])
+    messages = await collect("search", AgentOptions(model=model))
+    assert messages[-1].result == "found it" and messages[-1].num_turns == 2
+    paused = model.requests[1].messages[-1]
+    assert isinstance(paused, AssistantMessage) and paused.stop_reason == "pause_turn"
+    assert paused.content[0].data == search and paused.content[0].provider == "anthropic"
+
+
+async def test_thinking_after_a_signature_starts_a_new_signed_block():
+    model = ScriptedModel([[thinking("first", "sig-a"), thinking("second", "sig-b"), text("answer")]])
+    messages = await collect("x", AgentOptions(model=model))
+    content = next(m for m in messages if isinstance(m, AssistantMessage)).content
+    assert content[:2] == [
+        ThinkingBlock(thinking="first", signature="sig-a"),
+        ThinkingBlock(thinking="second", signature="sig-b"),
+    ]

@@ -1,4 +1,5 @@
 import pytest
+
 from openagent import AgentOptions
 from openagent.errors import ConfigError
 from openagent.models import split_model

@@ -4,6 +4,7 @@ test environment (tests/plugins/*)."""
 import logging
 
 import pytest
+
 from openagent import AgentOptions, run
 from openagent.errors import ConfigError
 from openagent.models import Stop, TextDelta

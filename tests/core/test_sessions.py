@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from openagent import AgentOptions, run
 from openagent.errors import SessionError
 from openagent.sessions import (

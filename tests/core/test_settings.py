@@ -4,6 +4,7 @@ import logging
 from pathlib import Path
 
 import pytest
+
 from openagent import AgentOptions, Client, run
 from openagent.models import ProviderProfile
 from openagent.settings import load_settings

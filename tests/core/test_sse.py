@@ -1,6 +1,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from openagent._sse import ServerSentEvent, SSEDecoder
 
 STREAM = (

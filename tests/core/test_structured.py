@@ -1,11 +1,12 @@
 """Structured output: validated, repaired by re-asking, returned in ResultMessage.structured_output."""
 
 import pytest
+from pydantic import BaseModel
+
 from openagent import AgentOptions, run
 from openagent.errors import ConfigError
 from openagent.models import ProviderProfile
 from openagent.testing import ScriptedModel
-from pydantic import BaseModel
 
 pytestmark = pytest.mark.anyio
 

@@ -2,8 +2,9 @@ import enum
 from typing import Annotated, Literal
 
 import pytest
-from openagent import Tool, ToolContext, tool
 from pydantic import BaseModel, Field
+
+from openagent import Tool, ToolContext, tool
 
 pytestmark = pytest.mark.anyio
 CTX = ToolContext(tool_use_id="t", session_id="s", cwd=".")

@@ -1,4 +1,6 @@
 import pytest
+from pydantic import ValidationError
+
 from openagent.types import (
     AssistantMessage,
     ResultMessage,
@@ -13,7 +15,6 @@ from openagent.types import (
     UserMessage,
     parse_message,
 )
-from pydantic import ValidationError
 
 MESSAGES = [
     SystemMessage(subtype="init", data={"session_id": "s", "tools": ["a"]}),

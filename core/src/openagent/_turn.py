@@ -11,12 +11,12 @@ import json
 import uuid
 from typing import Any
 
-from .models import ModelEvent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-from .types import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError, Usage
+from .models import ModelEvent, RawContent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from .types import ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError, Usage
 
 __all__ = ["TurnBuilder"]
 
-_TEXT, _THINKING, _TOOL = 0, 1, 2
+_TEXT, _THINKING, _TOOL, _RAW = 0, 1, 2, 3
 
 
 class TurnBuilder:
@@ -48,6 +48,8 @@ class TurnBuilder:
             self.by_index[event.index] = self._switch(_TOOL, (event.id, event.name), start, out, new=True)
         elif isinstance(event, ToolCallDelta):
             self._arguments(event, out)
+        elif isinstance(event, RawContent):
+            self._switch(_RAW, (event.provider, event.data), event.data, out, new=True)
         elif isinstance(event, Usage):
             self.usage = event if self.usage is None else self.usage.merge(event)
         elif isinstance(event, Stop):
@@ -70,7 +72,10 @@ class TurnBuilder:
         return block
 
     def _thinking(self, event: ThinkingDelta, out: list[dict[str, Any]]) -> None:
-        block = self._switch(_THINKING, [], {"type": "thinking", "thinking": "", "signature": ""}, out)
+        # reasoning after a signature is a new thinking block: each is signed (and replayed) on its own
+        signed = self.kind == _THINKING and bool(self.blocks[-1][2]) and bool(event.thinking)
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        block = self._switch(_THINKING, [], start, out, new=signed)
         if event.thinking:
             self.parts.append(event.thinking)
             if self.partial:
@@ -107,6 +112,8 @@ class TurnBuilder:
                     content.append(TextBlock(text=text))
             elif kind == _THINKING:
                 content.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
+            elif kind == _RAW:
+                content.append(RawBlock(provider=meta[0], data=meta[1]))
             else:
                 content.append(_tool_block(meta[0], meta[1], "".join(parts)))
         return content

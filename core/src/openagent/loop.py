@@ -271,7 +271,7 @@ class Conversation:
                 return
 
             calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
-            if not calls:
+            if not calls and last.stop_reason != "pause_turn":  # a paused server tool: send the turn back
                 if follow_up := await self._follow_up(last, stats):  # a Stop hook or a schema says "not yet"
                     await self._record(follow_up)
                     continue

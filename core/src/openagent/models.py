@@ -24,6 +24,7 @@ __all__ = [
     "Provider",
     "ProviderFactory",
     "ProviderProfile",
+    "RawContent",
     "Stop",
     "TextDelta",
     "ThinkingDelta",
@@ -83,7 +84,15 @@ class Stop:
     raw: str | None = None
 
 
-ModelEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | Usage | Stop
+@dataclass(slots=True, frozen=True)
+class RawContent:
+    """A whole provider-specific block to keep verbatim (becomes a `RawBlock` in the turn's content)."""
+
+    provider: str
+    data: dict[str, Any]
+
+
+ModelEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | RawContent | Usage | Stop
 """What `Provider.stream` yields. A `Usage` carries running totals for the request (later ones supersede
 earlier ones field by field, see `Usage.merge`). The stream ends after `Stop`; a stream that ends without
 one is treated as a truncated response."""

@@ -14,6 +14,7 @@ __all__ = [
     "AssistantMessage",
     "ContentBlock",
     "Message",
+    "RawBlock",
     "ResultMessage",
     "ResultSubtype",
     "StreamEvent",
@@ -136,8 +137,21 @@ class ToolUseError(_Model):
     """The raw argument text exactly as received."""
 
 
+class RawBlock(_Model):
+    """A provider-specific block kept verbatim, replayed only to the wire format that produced it
+    (Anthropic's ``redacted_thinking``, ``server_tool_use``, ``web_search_tool_result`` …).
+    """  # noqa: D205
+
+    type: Literal["raw"] = "raw"
+    provider: str
+    """The wire format that produced it (``anthropic``)."""
+    data: dict[str, Any]
+    """The block exactly as the provider sent it."""
+
+
 ContentBlock: TypeAlias = Annotated[
-    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ToolUseError, Field(discriminator="type")
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ToolUseError | RawBlock,
+    Field(discriminator="type"),
 ]
 """Any content block, discriminated by ``type``."""
 

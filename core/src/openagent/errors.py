@@ -132,6 +132,7 @@ _CONTEXT_MARKERS = (
     "prompt is too long",
     "exceeds the context",
     "n_ctx",
+    "available context",
 )
 
 

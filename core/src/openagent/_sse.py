@@ -49,11 +49,13 @@ class SSEDecoder:
         if b"\r" in buffer:
             self._pending_cr = buffer.endswith(b"\r")
             buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        lines = buffer.split(b"\n")
-        self._buffer = lines.pop()
+        complete, newline, self._buffer = buffer.rpartition(b"\n")
+        if not newline:
+            return []
+        # one decode for all complete lines: a UTF-8 character never contains the byte \n
         events: list[ServerSentEvent] = []
-        for raw in lines:
-            event = self._line(raw.decode("utf-8", errors="replace"))
+        for line in complete.decode("utf-8", errors="replace").split("\n"):
+            event = self._line(line)
             if event is not None:
                 events.append(event)
         return events

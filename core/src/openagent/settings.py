@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,6 +232,8 @@ def _local_permissions(folder: Path, settings: ProjectSettings) -> None:
     for path in (folder / ".claude" / "settings.local.json", folder / ".openagent" / "settings.local.toml"):
         if not path.is_file():
             continue
+        import tomllib  # lazily, like yaml: only projects with these files pay for it
+
         try:
             raw = path.read_text(encoding="utf-8")
             data = tomllib.loads(raw) if path.suffix == ".toml" else json.loads(raw)

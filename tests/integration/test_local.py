@@ -85,7 +85,9 @@ async def test_usage_is_reported(server_build: ServerBuild, smollm2: ModelFile, 
     result = messages[-1]
     assert isinstance(result, ResultMessage)
     assert result.usage is not None
-    assert result.usage.input_tokens > 5
+    # The server caches prompts: a repeated prompt is mostly read from the cache, and reported as such.
+    assert result.usage.input_tokens + result.usage.cache_read_input_tokens > 5
+    assert result.usage.input_tokens >= 1
     assert 0 < result.usage.output_tokens <= 16
     assert result.total_cost_usd in (None, 0.0)  # a local model costs nothing
 
@@ -108,11 +110,18 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-async def _first_turn_must_call_a_tool(
-    input_data: dict[str, Any], tool_use_id: Any, context: Any
-) -> dict[str, Any]:
-    """The tool turn is forced (``tool_choice: required``: llama-server constrains the output to a call in
-    the template's format); the turn after the result must answer in words (``none``)."""
+PREFILL = '<tool_call>\n{"name": "add", "arguments": {"a": '
+"""The start of a call in the Hermes format. llama-server continues a trailing assistant message and parses
+prefill and continuation together as one tool call."""
+
+
+async def _start_the_tool_call(input_data: dict[str, Any], tool_use_id: Any, context: Any) -> dict[str, Any]:
+    """Drive the first turn into a real tool call; leave the turn after the result to the model.
+
+    A 135M model's own tool calls are unreliable, and this llama-server build ignores
+    ``tool_choice: "required"`` with this template; prefilling the assistant turn is what works. The model
+    misspells the closing tag (``</tool_call}``), so the turn stops at it.
+    """
     request = input_data["request"]
     answered = any(
         isinstance(m, UserMessage)
@@ -120,9 +129,10 @@ async def _first_turn_must_call_a_tool(
         and any(isinstance(b, ToolResultBlock) for b in m.content)
         for m in request.messages
     )
-    # Set on the request itself as well as returned as ``updatedRequest``: the loop sends the object it
-    # passed to the hook, or its replacement.
-    request.tool_choice = "none" if answered else "required"
+    if not answered:
+        # request.messages is the loop's copy of the history: the prefill never enters the transcript.
+        request.messages.append(AssistantMessage(content=[TextBlock(text=PREFILL)], model=request.model))
+        request.stop = ["</tool_call"]
     return {"hookSpecificOutput": {"hookEventName": "PreModelRequest", "updatedRequest": request}}
 
 
@@ -137,7 +147,7 @@ async def test_a_tool_call_is_executed_by_the_loop_and_answered(
         max_tokens=96,
         max_turns=4,
         persist_session=False,
-        hooks={"PreModelRequest": [HookMatcher(hooks=[_first_turn_must_call_a_tool])]},
+        hooks={"PreModelRequest": [HookMatcher(hooks=[_start_the_tool_call])]},
         **PINNED,
     )
     try:
@@ -176,6 +186,13 @@ async def test_a_tool_call_is_executed_by_the_loop_and_answered(
     assert _text(last).strip() != ""
 
 
+# Under trio, closing a response early makes httpx2 drop one of httpcore2's async generators unclosed, and
+# trio reports it when it is collected; the connection itself is closed. Upstream: encode/httpx#3686,
+# pydantic/httpx2#1036.
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object PoolByteStream.__aiter__"
+    ":pytest.PytestUnraisableExceptionWarning"
+)
 async def test_an_interrupt_mid_stream_ends_the_turn_and_the_session_goes_on(
     server_build: ServerBuild, smollm2: ModelFile
 ):
@@ -216,10 +233,11 @@ async def test_a_server_killed_mid_stream_is_a_typed_error_and_the_session_survi
         async with Client(options) as client:
             await client.query("Write a long story about a dragon who learns to bake bread.")
             seen: list[Any] = []
+            killed: int | None = None
             with pytest.raises(ProviderConnectionError) as info:
                 async for message in client.receive_response():
                     seen.append(message)
-                    if len(_text_deltas(seen)) == 3:
+                    if len(_text_deltas(seen)) == 3 and killed is None:
                         assert provider.server is not None
                         killed = provider.server.pid
                         os.kill(killed, signal.SIGKILL)

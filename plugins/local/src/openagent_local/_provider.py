@@ -15,7 +15,10 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openagent.errors import ConfigError, ProviderConnectionError, ProviderError
+import anyio
+import anyio.to_thread
+
+from openagent.errors import ConfigError, ProviderConnectionError, ProviderError, StreamError
 from openagent.models import ModelEvent, ModelRequest
 
 from ._build import BUILD_MINUTES, ServerBuild, build_server, find_server
@@ -50,6 +53,19 @@ def _log_progress() -> ServerBuild:
             logger.warning("building llama-server: %d%%", percent)
 
     return build_server(progress=progress)
+
+
+async def _dies(server: RunningServer, within: float = 1.0) -> bool:
+    """Whether the server is gone, or goes within ``within`` seconds.
+
+    A killed process closes its sockets before it can be reaped, so the broken connection is seen a moment
+    before the death is.
+    """
+    for _ in range(int(within / 0.02)):
+        if not server_alive(server):
+            return True
+        await anyio.sleep(0.02)
+    return not server_alive(server)
 
 
 class LocalProvider:
@@ -122,8 +138,6 @@ class LocalProvider:
         if self._template is not None and self.spec.chat_template is None:
             build = find_server(root=self._root)
             if build is None:  # the template may be one shipped with llama.cpp: build first
-                import anyio.to_thread
-
                 build = await anyio.to_thread.run_sync(_log_progress, abandon_on_cancel=True)
             self.spec = ServerSpec(
                 model=self.spec.model,
@@ -167,7 +181,9 @@ class LocalProvider:
                     yield event
         except ProviderError as exc:
             server = self.server
-            if server is None or server_alive(server):
+            if server is None or not isinstance(exc, ProviderConnectionError | StreamError):
+                raise
+            if not await _dies(server):
                 raise
             raise ProviderConnectionError(
                 f"llama-server (pid {server.pid}, port {server.port}) died during the request; "

@@ -17,7 +17,7 @@ def sse(*events: tuple[str | None, Any], crlf: bool = False) -> bytes:
 
 
 def start(usage: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_01",
         "type": "message",
         "role": "assistant",
@@ -51,7 +51,7 @@ def stop_block(index: int) -> tuple[str, dict[str, Any]]:
 
 
 def end(
-    reason: str | None, output: int = 15, sequence: str | None = None, **usage: int
+    reason: str | None, output: int = 15, sequence: str | None = None, **usage: Any
 ) -> list[tuple[str, Any]]:
     return [
         (

@@ -12,7 +12,9 @@ from anthropic_streams import args, block, delta, end, sse, start, stop_block, t
 from openagent import AgentOptions, query, tool
 from openagent.types import (
     AssistantMessage,
+    RawBlock,
     ResultMessage,
+    TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -98,3 +100,52 @@ async def test_budget_limit_stops_the_run() -> None:
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "error_max_budget_usd"
     assert len(sent) == 1
+
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}
+PAUSED = [
+    sse(
+        start(),
+        block(0, {"type": "text", "text": ""}),
+        text(0, "Searching."),
+        stop_block(0),
+        block(1, SEARCH),
+        args(1, '{"query": "weather paris"}'),
+        stop_block(1),
+        *end("pause_turn", 20, server_tool_use={"web_search_requests": 1}),
+    ),
+    sse(start(), block(0, {"type": "text", "text": ""}), text(0, "Sunny."), stop_block(0), *end("end_turn")),
+]
+
+
+@pytest.mark.anyio
+async def test_a_paused_server_tool_turn_is_sent_back_and_finished() -> None:
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        sent.append(json.loads(request.content))
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=PAUSED[len(sent) - 1]
+        )
+
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    model = MessagesProvider(
+        "claude-haiku-4-5", api_key="k", base_url="http://anthropic.test", http_client=client
+    )
+    web_search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
+    options = AgentOptions(model=model, extra_body={"tools": [web_search], "cache_control": None})
+    messages = [m async for m in query(prompt="Weather in Paris?", options=options)]
+    await model.aclose()
+    search = {**SEARCH, "input": {"query": "weather paris"}}
+    paused = next(m for m in messages if isinstance(m, AssistantMessage))
+    assert paused.stop_reason == "pause_turn"
+    assert paused.content == [TextBlock(text="Searching."), RawBlock(provider="anthropic", data=search)]
+    assert len(sent) == 2
+    assert sent[1]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Searching."}, search]},
+    ]
+    assert sent[1]["tools"] == [web_search]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "success" and result.result == "Sunny."
+    assert result.num_turns == 2

@@ -21,10 +21,19 @@ from anthropic_streams import assemble
 from openagent._contract import ADD_TOOL
 from openagent.errors import RateLimitError, ServerError, StreamError
 from openagent.models import ModelRequest, Stop, TextDelta
-from openagent.types import AssistantMessage, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from openagent.types import (
+    AssistantMessage,
+    RawBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
 from openagent_anthropic import MessagesProvider
 from openagent_anthropic._messages import parse_stream
 
+History = list[UserMessage | AssistantMessage]
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-6"
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
@@ -35,9 +44,9 @@ REDACTED_TRIGGER = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193
 
 def requests() -> dict[str, list[ModelRequest]]:
     """Every request the tests below send, in order (cassette_builder.py builds the cassettes from these)."""
-    add = [UserMessage(content="What is 2 + 3? Use the add tool.")]
-    redacted = [UserMessage(content=REDACTED_TRIGGER)]
-    weather = [UserMessage(content="What is the weather in Paris today?")]
+    add: History = [UserMessage(content="What is 2 + 3? Use the add tool.")]
+    redacted: History = [UserMessage(content=REDACTED_TRIGGER)]
+    weather: History = [UserMessage(content="What is the weather in Paris today?")]
     cached = ModelRequest(MODEL, [UserMessage(content="Say hi.")], system=SYSTEM, max_tokens=256)
     plain = ModelRequest(MODEL, [UserMessage(content="Say hi.")], max_tokens=256)
     return {
@@ -113,8 +122,10 @@ async def test_thinking_signature_round_trip(provider: MessagesProvider) -> None
 async def test_redacted_thinking_survives_replay(provider: MessagesProvider) -> None:
     (first,) = requests()["test_redacted_thinking_survives_replay"]
     _, message = await turn(provider, first)
-    thinking = message.content[0]
-    assert isinstance(thinking, ThinkingBlock) and REDACTED_DATA in thinking.signature
+    assert message.content[:2] == [
+        ThinkingBlock(thinking="This request contains a test string.", signature="EuYBCkQYAiJAg3ohZnSjdkm6"),
+        RawBlock(provider="anthropic", data={"type": "redacted_thinking", "data": REDACTED_DATA}),
+    ]
     events, _ = await turn(
         provider, follow_up(first, message, "Thanks.")
     )  # matches only if the redacted block went back in place
@@ -125,8 +136,17 @@ async def test_redacted_thinking_survives_replay(provider: MessagesProvider) -> 
 async def test_web_search_blocks_survive_replay(provider: MessagesProvider) -> None:
     (first,) = requests()["test_web_search_blocks_survive_replay"]
     events, message = await turn(provider, first)
-    kinds = [type(block).__name__ for block in message.content]
-    assert kinds == ["TextBlock", "ThinkingBlock", "TextBlock"]  # server blocks ride in the interim carrier
+    kinds = [getattr(block, "data", {}).get("type", block.type) for block in message.content]
+    assert kinds == ["text", "server_tool_use", "web_search_tool_result", "text"]  # in arrival order
+    assert message.content[1] == RawBlock(
+        provider="anthropic",
+        data={
+            "type": "server_tool_use",
+            "id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+            "name": "web_search",
+            "input": {"query": "weather Paris today"},
+        },
+    )
     assert not any(type(e).__name__ == "ToolCallStart" for e in events), "a server tool is not ours to run"
     events, _ = await turn(provider, follow_up(first, message, "Thanks!"))
     assert events[-1] == Stop("end_turn", "end_turn")

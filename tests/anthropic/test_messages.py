@@ -24,16 +24,24 @@ from openagent.errors import (
     ServerError,
     StreamError,
 )
-from openagent.models import ModelRequest, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from openagent.models import (
+    ModelRequest,
+    RawContent,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
 from openagent.types import Usage, UserMessage
 from openagent_anthropic import MessagesProvider
-from openagent_anthropic._messages import RAW_CLOSE, RAW_OPEN, parse_stream
+from openagent_anthropic._messages import parse_stream
 
 U0 = Usage(input_tokens=25, output_tokens=1)
 
 
-def raw(block_: dict[str, Any]) -> ThinkingDelta:
-    return ThinkingDelta(signature=f"{RAW_OPEN}{json.dumps(block_, separators=(',', ':'))}{RAW_CLOSE}")
+def raw(block_: dict[str, Any]) -> RawContent:
+    return RawContent("anthropic", block_)
 
 
 WEB_CALL = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}

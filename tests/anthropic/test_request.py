@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import httpx2
 import pytest
 
 from openagent.errors import ConfigError
-from openagent.models import ModelRequest, ThinkingDelta, ToolSpec
+from openagent.models import ModelRequest, ToolSpec
 from openagent.types import (
     AssistantMessage,
+    RawBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -20,7 +22,7 @@ from openagent.types import (
     UserMessage,
 )
 from openagent_anthropic import MessagesProvider
-from openagent_anthropic._messages import build_body, raw_block
+from openagent_anthropic._messages import build_body
 
 TOOL = ToolSpec("add", "Add two integers.", {"type": "object", "properties": {"a": {"type": "integer"}}})
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
@@ -148,15 +150,15 @@ def test_tool_choice_forms(choice: Any, parallel: bool | None, expected: dict[st
     assert body(tools=[TOOL], tool_choice=choice, parallel_tool_calls=parallel).get("tool_choice") == expected
 
 
-def test_history_replay_keeps_signatures_pass_through_blocks_and_garbled_calls() -> None:
-    signature = "EqQBCgIYAhIM" + raw_block(REDACTED).signature
+def test_history_replay_keeps_signatures_raw_blocks_and_garbled_calls() -> None:
     history = [
         UserMessage(content="weather?"),
         AssistantMessage(
             model="m",
             content=[
-                ThinkingBlock(thinking="", signature=raw_block(WEB).signature),
-                ThinkingBlock(thinking="let me think", signature=signature),
+                RawBlock(provider="anthropic", data=WEB),
+                ThinkingBlock(thinking="let me think", signature="EqQBCgIYAhIM"),
+                RawBlock(provider="anthropic", data=REDACTED),
                 ThinkingBlock(thinking="from another provider", signature=""),
                 TextBlock(text=""),
                 TextBlock(text="Checking."),
@@ -192,15 +194,53 @@ def test_history_replay_keeps_signatures_pass_through_blocks_and_garbled_calls()
 
 
 def test_redacted_block_before_a_thinking_block_keeps_its_place() -> None:
-    signature = raw_block(REDACTED).signature + "SIG"
     history = [
         UserMessage(content="q"),
         AssistantMessage(
-            model="m", content=[ThinkingBlock(thinking="t", signature=signature), TextBlock(text="a")]
+            model="m",
+            content=[
+                RawBlock(provider="anthropic", data=REDACTED),
+                ThinkingBlock(thinking="t", signature="SIG"),
+                TextBlock(text="a"),
+            ],
         ),
     ]
     content = body(messages=history, extra_body=NO_CACHE)["messages"][1]["content"]
     assert content[:2] == [REDACTED, {"type": "thinking", "thinking": "t", "signature": "SIG"}]
+
+
+def test_raw_blocks_of_other_providers_are_left_off_the_wire(caplog: pytest.LogCaptureFixture) -> None:
+    foreign = {"type": "reasoning", "encrypted_content": "gAAAA"}
+    history = [
+        UserMessage(content="q"),
+        AssistantMessage(
+            model="m",
+            content=[RawBlock(provider="openai", data=foreign), TextBlock(text="a")],
+        ),
+    ]
+    with caplog.at_level(logging.DEBUG, logger="openagent.anthropic"):
+        content = body(messages=history, extra_body=NO_CACHE)["messages"][1]["content"]
+    assert content == [{"type": "text", "text": "a"}]
+    assert any("openai raw block" in record.getMessage() for record in caplog.records)
+
+
+def test_a_turn_of_only_foreign_raw_blocks_is_not_sent() -> None:
+    history = [
+        UserMessage(content="q"),
+        AssistantMessage(model="m", content=[RawBlock(provider="openai", data={"type": "reasoning"})]),
+        UserMessage(content="again"),
+    ]
+    assert body(messages=history, extra_body=NO_CACHE)["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "text", "text": "again"}]}
+    ]
+
+
+def test_cache_breakpoint_does_not_change_the_stored_raw_block() -> None:
+    block = RawBlock(provider="anthropic", data=dict(WEB))
+    history = [UserMessage(content="q"), AssistantMessage(model="m", content=[block])]
+    content = body(messages=history)["messages"][1]["content"]
+    assert content == [{**WEB, "cache_control": {"type": "ephemeral"}}]
+    assert block.data == WEB  # the transcript keeps the block exactly as the API sent it
 
 
 def test_consecutive_same_role_turns_merge_and_empty_turns_drop() -> None:
@@ -239,19 +279,6 @@ def test_cache_breakpoint_skips_thinking_blocks() -> None:
 def test_blocks_a_role_cannot_carry_raise_config_error(message: Any) -> None:
     with pytest.raises(ConfigError):
         body(messages=[message])
-
-
-def test_raw_block_round_trips_through_the_signature() -> None:
-    event = raw_block(WEB)
-    assert isinstance(event, ThinkingDelta) and event.thinking == ""
-    history = [
-        UserMessage(content="q"),
-        AssistantMessage(
-            model="m",
-            content=[ThinkingBlock(thinking="", signature=event.signature + raw_block(REDACTED).signature)],
-        ),
-    ]
-    assert body(messages=history, extra_body=NO_CACHE)["messages"][1]["content"] == [WEB, REDACTED]
 
 
 # --- the provider object ------------------------------------------------------------------------------------

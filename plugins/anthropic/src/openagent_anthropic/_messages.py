@@ -1,4 +1,4 @@
-r"""The Anthropic messages wire format: request body out, server-sent events in, `ModelEvent`s out.
+"""The Anthropic messages wire format: request body out, server-sent events in, `ModelEvent`s out.
 
 Requests go through the official ``anthropic`` package (auth headers, base URL, typed HTTP errors; its own
 retries off: the loop's retry policy decides). The response body is read as raw bytes and decoded here with
@@ -13,11 +13,12 @@ Prompt caching: by default the provider marks ``{"type": "ephemeral"}`` breakpoi
 the last tool and the last message; ``extra_body={"cache_control": {...}}`` hands caching to the API's own
 automatic caching with that setting instead, and ``extra_body={"cache_control": None}`` turns caching off.
 
-Content blocks core has no type for yet (``redacted_thinking``, server tool blocks such as
-``server_tool_use`` / ``web_search_tool_result``) travel, until core grows a pass-through block, inside a
-`ThinkingDelta` signature as ``\x00openagent.raw:<json>\x00`` with empty thinking text; replay decodes them
-back into the original blocks, in order (`_request._split_signature`). The request body is built in
-`_request`; this module parses the stream and holds the provider.
+Content blocks core has no type of its own for (``redacted_thinking``, server tool blocks such as
+``server_tool_use`` / ``web_search_tool_result``) are yielded whole, as ``RawContent("anthropic", block)``
+once the block is complete; the loop keeps them as `RawBlock`s in place, and replay sends them back
+verbatim. A ``pause_turn`` stop (a server tool paused a long turn) is ``Stop("pause_turn")``: the loop sends
+the paused turn back to let the server continue it. The request body is built in `_request`; this module
+parses the stream and holds the provider.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from openagent.models import (
     ModelEvent,
     ModelRequest,
     ProviderProfile,
+    RawContent,
     Stop,
     TextDelta,
     ThinkingDelta,
@@ -57,12 +59,12 @@ from openagent.types import (
 )
 
 from ._prices import cost_usd
-from ._request import RAW_CLOSE, RAW_OPEN, build_body, raw_block
+from ._request import build_body
 
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["PROFILE", "RAW_CLOSE", "RAW_OPEN", "MessagesProvider", "build_body", "parse_stream", "raw_block"]
+__all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
 
 logger = logging.getLogger("openagent.anthropic")
 
@@ -200,7 +202,7 @@ class _Turn:
                         provider="anthropic",
                         body="".join(fragments),
                     ) from None
-            return [raw_block(block)]
+            return [RawContent("anthropic", block)]
         return []
 
     def message_start(self, data: dict[str, Any]) -> list[ModelEvent]:

@@ -1,19 +1,21 @@
-r"""The Anthropic messages request body: core history and options in, the JSON the API takes out.
+"""The Anthropic messages request body: core history and options in, the JSON the API takes out.
 
-See `openagent_anthropic._messages` for how options travel in ``ModelRequest.extra_body`` and how blocks
-core has no type for ride in a thinking signature (``\x00openagent.raw:<json>\x00``) until it has one.
+See `openagent_anthropic._messages` for how options travel in ``ModelRequest.extra_body``. Blocks core has
+no type of its own for (``redacted_thinking``, server tool blocks) come back as `RawBlock`s and are sent
+back verbatim, in their place; a `RawBlock` from another provider is left off the wire.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import re
 from typing import Any
 
 from openagent.errors import ConfigError
-from openagent.models import ModelRequest, ThinkingDelta
+from openagent.models import ModelRequest
 from openagent.types import (
     AssistantMessage,
+    RawBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -22,10 +24,9 @@ from openagent.types import (
     UserMessage,
 )
 
-__all__ = ["RAW_CLOSE", "RAW_OPEN", "build_body", "default_max_tokens", "raw_block"]
+__all__ = ["build_body", "default_max_tokens"]
 
-RAW_OPEN, RAW_CLOSE = "\x00openagent.raw:", "\x00"
-_RAW_SEGMENT = re.compile("\x00openagent\\.raw:(.*?)\x00", re.S)
+logger = logging.getLogger("openagent.anthropic")
 _EPHEMERAL = {"type": "ephemeral"}
 # Tool ids must match ^[a-zA-Z0-9_-]+$; ids minted by other providers (``functions.get:0``) are rewritten.
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -169,7 +170,15 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
             if block.text:  # the API rejects empty text blocks
                 blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingBlock):
-            blocks.extend(_thinking_blocks(block))
+            # Reasoning without a signature (from another provider's model) cannot be replayed as thinking:
+            # the API verifies signatures. It stays in the transcript and is left off the wire.
+            if block.signature:
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
+        elif isinstance(block, RawBlock):
+            if block.provider == "anthropic":
+                blocks.append(dict(block.data))  # verbatim: redacted_thinking, server tool blocks, …
+            else:  # another wire format's block means nothing to this API
+                logger.debug("anthropic: leaving a %s raw block off the wire", block.provider)
         elif isinstance(block, ToolUseBlock):
             call = {"type": "tool_use", "id": _safe_id(block.id), "name": block.name, "input": block.input}
             blocks.append(call)
@@ -183,34 +192,5 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _thinking_blocks(block: ThinkingBlock) -> list[dict[str, Any]]:
-    before, signature, after = _split_signature(block.signature)
-    # Reasoning without a signature (from another provider's model) cannot be replayed as thinking: the API
-    # verifies signatures. It stays in the transcript and is left off the wire.
-    thinking = [{"type": "thinking", "thinking": block.thinking, "signature": signature}] if signature else []
-    return [*before, *thinking, *after]
-
-
-def _split_signature(signature: str) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
-    """Pass-through blocks before the real signature, the signature, and those after it."""
-    if RAW_OPEN not in signature:
-        return [], signature, []
-    before: list[dict[str, Any]] = []
-    after: list[dict[str, Any]] = []
-    rest: list[str] = []
-    position = 0
-    for match in _RAW_SEGMENT.finditer(signature):
-        rest.append(signature[position : match.start()])
-        position = match.end()
-        (after if "".join(rest) else before).append(json.loads(match.group(1)))
-    rest.append(signature[position:])
-    return before, "".join(rest), after
-
-
 def _safe_id(tool_id: str) -> str:
     return _BAD_ID_CHARS.sub("_", tool_id) or "toolu_empty"
-
-
-def raw_block(block: dict[str, Any]) -> ThinkingDelta:
-    """The interim carrier of a block core has no type for (see the module docstring)."""
-    return ThinkingDelta(signature=f"{RAW_OPEN}{json.dumps(block, separators=(',', ':'))}{RAW_CLOSE}")

@@ -17,6 +17,9 @@ from typing import Any
 import anyio
 import pytest
 import stamina
+from reliability_support import live_tasks, wait_until
+from scripted_server import ScriptedServer, ToolCall, Turn, closed_port
+
 from openagent import AgentOptions, query, tool
 from openagent.errors import (
     ProviderConnectionError,
@@ -29,8 +32,6 @@ from openagent.errors import (
 from openagent.retry import StaminaRetry
 from openagent.sessions import JSONLSessionStore, project_key_for
 from openagent.types import AssistantMessage, Message, ResultMessage, ToolUseError, UserMessage
-from reliability_support import live_tasks, wait_until
-from scripted_server import ScriptedServer, ToolCall, Turn, closed_port
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 20

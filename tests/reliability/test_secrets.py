@@ -8,11 +8,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from scripted_server import ScriptedServer, ToolCall, Turn
+
 from openagent import AgentOptions, query, tool
 from openagent.errors import ProviderError
 from openagent.retry import NoRetry
 from openagent.sessions import JSONLSessionStore
-from scripted_server import ScriptedServer, ToolCall, Turn
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]

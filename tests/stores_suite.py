@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import pytest
 from claude_agent_sdk.testing import run_session_store_conformance
+
 from openagent.errors import SessionError
 
 __all__ = ["Backend", "PostgresServer", "RedisServer", "ServerRestartSuite", "StoreSuite", "make_entry"]

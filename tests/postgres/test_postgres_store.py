@@ -8,9 +8,10 @@ from typing import Any
 
 import asyncpg
 import pytest
+from stores_suite import Backend, PostgresServer, ServerRestartSuite, StoreSuite, free_port
+
 from openagent.errors import ConfigError, SessionError
 from openagent_postgres import PostgresSessionStore
-from stores_suite import Backend, PostgresServer, ServerRestartSuite, StoreSuite, free_port
 
 
 class PostgresBackend(Backend):

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from openagent_redis import RedisSessionStore
 from redis.asyncio import Redis
 from stores_suite import Backend, RedisServer, ServerRestartSuite, StoreSuite, free_port
+
+from openagent_redis import RedisSessionStore
 
 
 class RedisBackend(Backend):

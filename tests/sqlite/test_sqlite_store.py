@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stores_suite import Backend, StoreSuite
+
 from openagent.errors import ConfigError
 from openagent_sqlite import SQLiteSessionStore
-from stores_suite import Backend, StoreSuite
 
 
 class SQLiteBackend(Backend):

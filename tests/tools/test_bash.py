@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from openagent import AgentOptions, Tool, ToolContext, ToolResultBlock
 from openagent_tools import bash
 

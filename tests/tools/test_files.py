@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from openagent import AgentOptions, Tool, ToolContext, ToolResultBlock
 from openagent_tools import edit, glob, grep, read, write
 

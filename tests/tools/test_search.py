@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from openagent import Tool, ToolContext, ToolResultBlock
 from openagent_tools import glob, grep
 from openagent_tools._search import glob_regex

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
 from openagent import Tool, ToolContext, ToolResultBlock
 from openagent_tools import SearchResult, web_fetch, web_search
 from openagent_tools import _web as web_module

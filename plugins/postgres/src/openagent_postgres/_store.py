@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
+
 from openagent.errors import ConfigError, SessionError
 from openagent.sessions import SessionKey, SessionListEntry
 

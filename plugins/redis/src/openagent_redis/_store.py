@@ -9,12 +9,13 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self, cast
 
-from openagent.errors import SessionError
-from openagent.sessions import SessionKey, SessionListEntry
 from redis.asyncio import Redis
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
+
+from openagent.errors import SessionError
+from openagent.sessions import SessionKey, SessionListEntry
 
 __all__ = ["RedisSessionStore"]
 

@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 import aiosqlite
 import anyio
 import anyio.to_thread
+
 from openagent.errors import ConfigError, SessionError
 from openagent.sessions import SessionKey, SessionListEntry
 

@@ -15,8 +15,9 @@ from typing import Annotated, Any
 
 import anyio
 from anyio.abc import ByteReceiveStream
-from openagent import ToolContext, ToolError, tool
 from pydantic import Field
+
+from openagent import ToolContext, ToolError, tool
 
 __all__ = ["bash"]
 

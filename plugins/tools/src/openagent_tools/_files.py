@@ -6,8 +6,9 @@ import base64
 from itertools import islice
 from typing import Annotated, Any
 
-from openagent import ToolContext, ToolError, tool
 from pydantic import Field
+
+from openagent import ToolContext, ToolError, tool
 
 from ._paths import display, resolve
 

@@ -6,8 +6,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
-from openagent import Tool, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
+
+from openagent import Tool, ToolError, tool
 
 __all__ = ["Question", "Todo", "ask_user_question", "todo_write"]
 

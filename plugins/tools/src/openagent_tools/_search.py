@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from openagent import Tool, ToolContext, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
+
+from openagent import Tool, ToolContext, ToolError, tool
 
 from ._paths import display, resolve, roots, within
 

@@ -8,6 +8,7 @@ from contextlib import aclosing
 from typing import Any, Literal, Protocol, TypedDict, cast
 
 import httpx
+
 from openagent import Tool, ToolError, tool
 
 __all__ = ["SearchBackend", "SearchResult", "web_fetch", "web_search"]

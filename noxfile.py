@@ -150,8 +150,9 @@ def compat(session: nox.Session) -> None:
 
 @nox.session
 def reliability(session: nox.Session) -> None:
-    """Fault injection against the scripted loopback server, through every wire format."""
-    _install(session, *[p for p in _packages() if p in ("core", "openai", "anthropic")])
+    """Fault injection, secrets and fuzzing against the scripted loopback server."""
+    _install(session, *[p for p in _packages() if p != "cli"])
+    session.install("httpx")
     _pytest(session, "tests/reliability")
 
 
@@ -179,6 +180,7 @@ def fuzz(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """The benchmark suite: prints a table, writes JSON and a chart under benchmarks/results/."""
+    _apt(session, APT["redis"] + APT["postgres"])  # the session-store scenario starts real servers
     _install(session, *[p for p in _packages() if p != "cli"])
     session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
     session.run("python", "benchmarks/run.py", *session.posargs)

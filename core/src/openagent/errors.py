@@ -77,6 +77,15 @@ class ProviderError(OpenAgentError):
         """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``)."""
         super().__init__(self._describe())
 
+    def redact(self, *secrets: str | None) -> ProviderError:
+        """Replace each secret (an API key a server echoed back) in the message and body; returns self."""
+        for secret in filter(None, secrets):
+            if len(secret) >= 8:  # a placeholder key such as "local" is no secret, and too common to scrub
+                self.message = self.message.replace(secret, "[redacted]")
+                self.body = self.body.replace(secret, "[redacted]") if self.body else self.body
+        self.args = (self._describe(),)
+        return self
+
     def _describe(self) -> str:
         where = self.provider or "provider"
         status = f" (HTTP {self.status_code})" if self.status_code is not None else ""

@@ -109,6 +109,7 @@ def tests(session: nox.Session, package: str) -> None:
             "pytest",
             str(folder),
             "tests/test_public_api.py",
+            "tests/test_style.py",
             *session.posargs,
         )
         session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")

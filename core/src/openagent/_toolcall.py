@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .hooks import HookEvent, run_hooks
-from .permissions import PermissionResultDeny, ToolPermissionContext, check_permission
+from .hooks import HookEvent, HookOutcome, run_hooks
+from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
 from .tools import ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -18,6 +18,39 @@ if TYPE_CHECKING:
     from .loop import Conversation
 
 __all__ = ["run_tool_call"]
+
+
+async def _decide(
+    conversation: Conversation,
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    requires_permission: bool,
+    pre: HookOutcome,
+) -> PermissionResult:
+    """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
+
+    async def notify(message: str) -> None:
+        data = conversation.hook_input(
+            message=message, notification_type="permission_prompt", title="Permission needed"
+        )
+        await run_hooks(conversation.hooks, "Notification", data, target="permission_prompt")
+
+    return await check_permission(
+        name,
+        arguments,
+        requires_permission=requires_permission,
+        mode=conversation.options.permission_mode,
+        allowed=conversation.allowed,
+        disallowed=conversation.disallowed,
+        ask=conversation.ask,
+        hook_decision=pre.permission_decision,
+        hook_reason=pre.permission_decision_reason,
+        can_use_tool=conversation.options.can_use_tool,
+        context=ToolPermissionContext(tool_use_id=call_id),
+        cwd=conversation.cwd,
+        on_ask=notify,
+    )
 
 
 def _error(call_id: str, message: str) -> ToolResultBlock:
@@ -44,27 +77,7 @@ async def run_tool_call(
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
 
-    async def notify(message: str) -> None:  # the Notification hook, just before can_use_tool is asked
-        data = conversation.hook_input(
-            message=message, notification_type="permission_prompt", title="Permission needed"
-        )
-        await run_hooks(hooks, "Notification", data, target="permission_prompt")
-
-    decision = await check_permission(
-        call.name,
-        arguments,
-        requires_permission=found.requires_permission,
-        mode=opts.permission_mode,
-        allowed=conversation.allowed,
-        disallowed=conversation.disallowed,
-        ask=conversation.ask,
-        hook_decision=pre.permission_decision,
-        hook_reason=pre.permission_decision_reason,
-        can_use_tool=opts.can_use_tool,
-        context=ToolPermissionContext(tool_use_id=call.id),
-        cwd=conversation.cwd,
-        on_ask=notify,
-    )
+    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
     if isinstance(decision, PermissionResultDeny):
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:

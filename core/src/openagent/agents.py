@@ -107,6 +107,37 @@ def _child_options(parent: AgentOptions, definition: AgentDefinition) -> AgentOp
     return AgentOptions(**values)
 
 
+def _hooks_of(context: ToolContext) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The parent's hooks as its run sees them (plugins' and its options'), and their common input keys."""
+    from .plugins import registry
+
+    options = context.options
+    hooks = merge_hooks(registry().hooks, options.hooks if options is not None else None)
+    hook_input = {
+        "session_id": context.session_id,
+        "cwd": context.cwd,
+        "transcript_path": None,
+        "permission_mode": options.permission_mode if options is not None else "default",
+        "agent_id": context.tool_use_id,
+    }
+    return hooks, hook_input
+
+
+def _narrow(
+    child_tools: dict[str, Tool],
+    inherited: Mapping[str, Tool] | None,
+    tools: Sequence[str] | None,
+    disallowed: Sequence[str],
+) -> dict[str, Tool]:
+    """The child's tools: the parent's live ones when given, narrowed by the definition."""
+    chosen = (
+        dict(inherited) if inherited is not None else child_tools
+    )  # the parent's MCP servers, not new ones
+    if tools is not None:
+        chosen = {name: t for name, t in chosen.items() if name in set(tools)}
+    return {name: t for name, t in chosen.items() if name not in set(disallowed)}
+
+
 async def _delegate(
     options: AgentOptions,
     prompt: str,
@@ -121,20 +152,7 @@ async def _delegate(
 
     if context.depth + 1 > MAX_DEPTH:
         raise ToolError(f"subagents may nest {MAX_DEPTH} deep; {agent_type!r} was not started")
-    from .plugins import registry
-
-    # the parent's hooks as its run sees them: plugins' (tracing …) and its options'
-    parent_hooks = merge_hooks(
-        registry().hooks, context.options.hooks if context.options is not None else None
-    )
-    mode = context.options.permission_mode if context.options is not None else "default"
-    hook_input = {
-        "session_id": context.session_id,
-        "cwd": context.cwd,
-        "transcript_path": None,
-        "permission_mode": mode,
-        "agent_id": context.tool_use_id,
-    }
+    parent_hooks, hook_input = _hooks_of(context)
     started = await run_hooks(parent_hooks, "SubagentStart", {**hook_input, "agent_type": agent_type})
     if started.is_blocked:
         raise ToolError(started.block_reason or started.stop_reason or f"subagent {agent_type!r} was blocked")
@@ -146,13 +164,7 @@ async def _delegate(
     last_text = ""
     try:
         await child.start()
-        if inherited is not None:  # the parent's live tools: its MCP servers are not started again
-            child.tools = dict(inherited)
-        if tools is not None:
-            keep = set(tools)
-            child.tools = {name: t for name, t in child.tools.items() if name in keep}
-        for name in disallowed:
-            child.tools.pop(name, None)
+        child.tools = _narrow(child.tools, inherited, tools, disallowed)
         emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
         async with aclosing(child.run(prompt)) as messages:
             async for message in messages:
@@ -165,23 +177,12 @@ async def _delegate(
     finally:
         with anyio.CancelScope(shield=True):
             await child.aclose()
-    await run_hooks(
-        parent_hooks,
-        "SubagentStop",
-        {
-            **hook_input,
-            "agent_type": agent_type,
-            "stop_hook_active": False,
-            "last_assistant_message": last_text,
-            "agent_transcript_path": None,
-        },
-    )
+    stop_input = {"agent_type": agent_type, "stop_hook_active": False, "last_assistant_message": last_text}
+    await run_hooks(parent_hooks, "SubagentStop", {**hook_input, **stop_input, "agent_transcript_path": None})
     if result is None or result.is_error:
         subtype = result.subtype if result is not None else "no result"
-        return {
-            "content": f"subagent {agent_type!r} stopped ({subtype}): {last_text}".rstrip(),
-            "is_error": True,
-        }
+        text = f"subagent {agent_type!r} stopped ({subtype}): {last_text}".rstrip()
+        return {"content": text, "is_error": True}
     return {"content": result.result or last_text}
 
 

@@ -240,21 +240,7 @@ class Memory:
                 value: What to remember.
                 description: One line saying what the value holds (shown in the catalogue).
             """
-            if not _KEY.fullmatch(key):
-                raise ToolError(
-                    f"invalid memory key {key!r}: use 1 to 100 letters, digits and _ . : / -, "
-                    "starting with a letter or digit"
-                )
-            description = " ".join(description.split())
-            if not description:
-                raise ToolError("a memory entry needs a description (one line saying what it holds)")
-            if len(description) > MAX_DESCRIPTION_CHARS:
-                raise ToolError(f"the description is over {MAX_DESCRIPTION_CHARS} characters; shorten it")
-            if len(value) > memory.max_value_chars:
-                raise ToolError(
-                    f"the value has {len(value)} characters, over the limit of {memory.max_value_chars}; "
-                    "save a summary or split it under several keys"
-                )
+            description = _checked(key, value, description, memory.max_value_chars)
             await memory.store.save(memory._project(context.cwd), MemoryEntry(key, value, description))
             return f"Saved memory entry {key!r}."
 
@@ -276,3 +262,23 @@ class Memory:
             tool("MemoryWrite")(write),
             tool("MemoryDelete")(delete),
         ]
+
+
+def _checked(key: str, value: str, description: str, max_value_chars: int) -> str:
+    """The description on one line, once key, value and description are known to be acceptable."""
+    if not _KEY.fullmatch(key):
+        raise ToolError(
+            f"invalid memory key {key!r}: use 1 to 100 letters, digits and _ . : / -, "
+            "starting with a letter or digit"
+        )
+    description = " ".join(description.split())
+    if not description:
+        raise ToolError("a memory entry needs a description (one line saying what it holds)")
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise ToolError(f"the description is over {MAX_DESCRIPTION_CHARS} characters; shorten it")
+    if len(value) > max_value_chars:
+        raise ToolError(
+            f"the value has {len(value)} characters, over the limit of {max_value_chars}; "
+            "save a summary or split it under several keys"
+        )
+    return description

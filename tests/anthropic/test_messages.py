@@ -678,6 +678,64 @@ async def test_json_error_body_with_status_200() -> None:
         await drain(provider_for(mock))
 
 
+@pytest.mark.anyio
+async def test_the_rest_of_a_malformed_body_is_read_before_the_error() -> None:
+    # Left unread, the HTTP library's body generators are finalised by the garbage collector (trio warns).
+    read: list[int] = []
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield sse(start(), block(0, {"type": "text", "text": ""}), text(0, "a"))
+        yield b"event: content_block_delta\ndata: {this is not json\n\n"
+        for i in range(3):
+            yield b": more that nobody parses\n\n"
+            read.append(i)
+
+    mock = httpx2.MockTransport(
+        lambda r: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+    )
+    with pytest.raises(StreamError, match="not JSON"):
+        await drain(provider_for(mock))
+    assert read == [0, 1, 2]
+
+
+SECRET = "sk-ant-echoed-0123456789abcdef"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "body", "error"),
+    [
+        pytest.param(
+            401,
+            envelope("authentication_error", f"invalid x-api-key {SECRET}"),
+            AuthenticationError,
+            id="401",
+        ),
+        pytest.param(200, envelope("api_error", f"key {SECRET} is wrong"), StreamError, id="200-json-error"),
+        pytest.param(
+            200, sse(("error", envelope("overloaded_error", f"{SECRET}!"))), StreamError, id="error-event"
+        ),
+    ],
+)
+async def test_a_key_the_server_echoes_is_redacted_from_errors(
+    status: int, body: str | bytes, error: type[ProviderError]
+) -> None:
+    raw = body.encode() if isinstance(body, str) else body
+    kind = "text/event-stream" if isinstance(body, bytes) else "application/json"
+    mock = transport(raw, split(64), status, {"content-type": kind})
+    provider = MessagesProvider(
+        "claude-test",
+        base_url="http://anthropic.test",
+        api_key=SECRET,
+        http_client=httpx2.AsyncClient(transport=mock),
+    )
+    with pytest.raises(error) as caught:
+        await drain(provider)
+    seen = f"{caught.value}\n{caught.value!r}\n{caught.value.message}\n{caught.value.body}"
+    assert SECRET not in seen
+    assert "[redacted]" in seen
+
+
 # --- properties ---------------------------------------------------------------------------------------------
 
 

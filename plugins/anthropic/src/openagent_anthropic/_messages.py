@@ -34,6 +34,8 @@ from email.utils import parsedate_to_datetime
 from time import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import anyio
+
 from openagent._sse import ServerSentEvent, SSEDecoder
 from openagent.errors import (
     ConfigError,
@@ -85,6 +87,8 @@ _STOP_REASONS = {
     "pause_turn": "pause_turn",  # a server tool paused a long turn: send the turn back to continue it
     "model_context_window_exceeded": "max_tokens",
 }
+_DRAIN_SECONDS = 2.0  # how long, and how much, of a body the parser gave up on is read to its end
+_DRAIN_BYTES = 1 << 20
 
 
 # --- stream -------------------------------------------------------------------------------------------------
@@ -371,6 +375,7 @@ class MessagesProvider:
             key = "no-key"  # local compatible servers (llama.cpp) take any key
         self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
         """Capabilities and defaults of this endpoint."""
+        self._key = key
         self._client = anthropic.AsyncAnthropic(
             api_key=key, base_url=url, max_retries=0, http_client=http_client
         )
@@ -391,7 +396,6 @@ class MessagesProvider:
                 timeout, malformed stream.
         """
         body, headers = build_body(request)
-        anthropic, httpx = self._anthropic, self._httpx
         options: dict[str, Any] = {"extra_headers": headers} if headers else {}
         if request.timeout is not None:
             options["timeout"] = request.timeout
@@ -411,18 +415,54 @@ class MessagesProvider:
                         yield event
                     return
                 async with aclosing(http.aiter_bytes()) as chunks:  # closed at once when parsing fails
-                    async for event in parse_stream(chunks):
-                        started = True
-                        yield event
-        except anthropic.APIStatusError as exc:
-            raise _status_error(exc) from None
-        except (anthropic.APITimeoutError, httpx.TimeoutException) as exc:
-            raise ProviderTimeoutError(f"timed out: {exc}", provider="anthropic") from exc
-        except (anthropic.APIConnectionError, httpx.TransportError) as exc:
+                    try:
+                        async for event in parse_stream(chunks):
+                            started = True
+                            yield event
+                    except StreamError:
+                        await _drain(chunks)
+                        raise
+        except Exception as exc:
+            error = self._error(exc, started)
+            if error is None:
+                raise
+            # A server may echo the key back (``Incorrect API key provided: sk-…``): never into errors.
+            raise error.redact(self._key) from error.__cause__
+
+    def _error(self, exc: Exception, started: bool) -> ProviderError | None:
+        """The typed error for what ``stream`` caught, or ``None`` for an exception that is not ours."""
+        anthropic, httpx = self._anthropic, self._httpx
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, anthropic.APIStatusError):
+            return _status_error(exc)
+        if isinstance(exc, anthropic.APITimeoutError | httpx.TimeoutException):
+            error: ProviderError = ProviderTimeoutError(f"timed out: {exc}", provider="anthropic")
+        elif isinstance(exc, anthropic.APIConnectionError | httpx.TransportError):
             if started:
-                raise StreamError(f"the connection broke mid-stream: {exc!r}", provider="anthropic") from exc
-            where = self.profile.base_url
-            raise ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic") from exc
+                error = StreamError(f"the connection broke mid-stream: {exc!r}", provider="anthropic")
+            else:
+                where = self.profile.base_url
+                error = ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic")
+        else:
+            return None
+        error.__cause__ = exc
+        return error
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read the rest of a body the parser gave up on (briefly, boundedly).
+
+    An HTTP library generator abandoned mid-body is finalised by the garbage collector, which trio reports
+    as a ResourceWarning; a body read to its end closes them all in order. A body that goes on (or stalls)
+    past the bounds is left to the response's own close instead.
+    """
+    received = 0
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        async for chunk in chunks:
+            received += len(chunk)
+            if received > _DRAIN_BYTES:
+                break
 
 
 def _status_error(exc: anthropic.APIStatusError) -> ProviderError:

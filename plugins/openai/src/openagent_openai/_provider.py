@@ -1,8 +1,14 @@
-"""`ChatCompletionsProvider`: one chat-completions endpoint, over the official ``openai`` client.
+"""`ChatCompletionsProvider`: one chat-completions endpoint, sent through the ``openai`` client's HTTP client.
 
-The client sends the request and maps transport and HTTP failures; the body is read as raw bytes and parsed
-by `_chat.ChatStream` (no typed object per chunk). The client's own retries are off: the core loop applies
-the retry policy, and only before the first event is handed on.
+The ``openai`` client is built once per provider for its configuration (base URL, default headers, auth,
+timeouts, its ``httpx2`` client); each request is then sent through that ``httpx2`` client directly, the JSON
+body and headers built here, and the body read as raw bytes and parsed by `_chat.ChatStream` (no typed
+object per chunk). Skipping the client's per-request machinery (options, transforms, its response wrappers)
+was the largest cost above a bare ``httpx`` loop when profiled. Retries are the core loop's, applied only
+before the first event is handed on.
+
+Every error raised here is a `ProviderError` with the configured API key redacted from it, in case the
+server echoed the key back.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-from openagent._sse import SSEDecoder
+import anyio
+
+from openagent._sse import ServerSentEvent, SSEDecoder
 from openagent.errors import (
     ContextWindowExceededError,
     ProviderConnectionError,
@@ -36,6 +44,8 @@ __all__ = ["ChatCompletionsProvider"]
 # `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("the request exceeds the available
 # context size").
 _CONTEXT_CODES = ("context_length_exceeded", "exceed_context_size_error")
+_DRAIN_SECONDS = 2.0
+"""How long the rest of a body being abandoned after a stream error is read for (see `_drain`)."""
 _INSTALL = 'the openai provider needs the openai package: pip install "openagent[openai]"'
 
 
@@ -78,12 +88,21 @@ class ChatCompletionsProvider:
                 import openai
             except ImportError as exc:
                 raise ImportError(_INSTALL) from exc
-            self._openai_module = openai
             http_client = self._http_client or openai.DefaultAsyncHttpxClient(verify=_ssl_context())
-            self._client = openai.AsyncOpenAI(
+            client = openai.AsyncOpenAI(
                 api_key=self._api_key, base_url=self.base_url, max_retries=0, http_client=http_client
             )
+            # What the client would send with every request: its default headers (user agent, platform,
+            # organization and project when set; an `Omit` marks one left out) and its auth header.
+            headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
+            headers.update(client.auth_headers)
+            headers["Accept"] = "text/event-stream"
+            self._headers = headers
+            self._url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+            self._timeout = client.timeout
+            self._http = client._client  # the client's own httpx2 client: its pool, TLS, proxies, limits
             self._transport_errors, self._timeout_errors = _transport_errors()
+            self._client = client
         return self._client
 
     async def aclose(self) -> None:
@@ -96,76 +115,87 @@ class ChatCompletionsProvider:
         """Send ``request`` and yield its events as they arrive.
 
         Raises:
-            ProviderError: a typed subclass for HTTP errors, transport failures and malformed streams.
+            ProviderError: a typed subclass for HTTP errors, transport failures and malformed streams, with
+                the configured API key redacted from its message and body.
         """
-        client = self._openai()
+        self._openai()
         body = build_body(request, self.model, self.profile)
-        # The body is already in wire form. Passed as `extra_body` (which the client sends verbatim, over the
-        # named fields), it skips the client's per-request walk of the whole history against its TypedDicts,
-        # 40% of a request's CPU when profiled.
-        kwargs: dict[str, Any] = {"model": body["model"], "messages": (), "stream": True, "extra_body": body}
-        if request.timeout is not None:
-            kwargs["timeout"] = request.timeout
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        timeout = self._timeout if request.timeout is None else request.timeout
         text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
         parser = ChatStream(
             self.profile.name,
             tool_names=frozenset(t.name for t in request.tools),
             text_protocol=text_protocol,
         )
-        openai = self._openai_module
+        sent = self._http.build_request(
+            "POST", self._url, headers=self._headers, content=content, timeout=timeout
+        )
         try:
-            async with client.chat.completions.with_streaming_response.create(**kwargs) as raw:
-                async with aclosing(self._batches(raw.http_response, parser)) as batches:
+            response = await self._send(sent)
+            try:
+                async with aclosing(self._batches(response, parser)) as batches:
                     async for batch in batches:
                         for item in batch:
                             yield item
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc.status_code, exc.response) from exc
-        except openai.APITimeoutError as exc:
+            except self._timeout_errors as exc:
+                raise ProviderTimeoutError(
+                    f"the stream from {self.base_url} stalled", provider=self.profile.name
+                ) from exc
+            except self._transport_errors as exc:
+                raise ProviderConnectionError(
+                    f"the connection to {self.base_url} broke: {type(exc).__name__}: {exc}",
+                    provider=self.profile.name,
+                ) from exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            for item in parser.finish():
+                yield item
+        except ProviderError as exc:
+            exc.redact(self._api_key)  # a server may echo the key back ("Incorrect API key provided: sk-…")
+            raise
+
+    async def _send(self, sent: Any) -> Any:
+        """Send the request; the response's body is left to stream."""
+        try:
+            return await self._http.send(sent, stream=True)
+        except self._timeout_errors as exc:
             raise ProviderTimeoutError(
                 f"no answer from {self.base_url} in time", provider=self.profile.name
             ) from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderConnectionError(
-                f"cannot reach {self.base_url}: {exc.__cause__ or exc}", provider=self.profile.name
-            ) from exc
-        except self._timeout_errors as exc:
-            raise ProviderTimeoutError(
-                f"the stream from {self.base_url} stalled", provider=self.profile.name
-            ) from exc
         except self._transport_errors as exc:
             raise ProviderConnectionError(
-                f"the connection to {self.base_url} broke: {type(exc).__name__}: {exc}",
-                provider=self.profile.name,
+                f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}", provider=self.profile.name
             ) from exc
-        for item in parser.finish():
-            yield item
 
     async def _batches(self, response: Any, parser: ChatStream) -> AsyncGenerator[list[ModelEvent], None]:
-        """Parse the body: an event stream, or a whole answer from a server that ignored ``stream``."""
+        """The events of the body, a list per chunk: an event stream, or a whole answer or error."""
+        if response.status_code >= 400:
+            await response.aread()
+            raise self._status_error(response.status_code, response)
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):
             await response.aread()
-            if "json" not in kind:
-                raise StreamError(
-                    "the server answered with an HTML page, not an event stream",
-                    provider=self.profile.name,
-                    body=response.text[:4096],
-                )
-            yield parser.feed(response.text)  # a whole chat.completion object, or an error object
-            parser.done = True
+            yield self._whole(response, kind, parser)
             return
         decoder = SSEDecoder()
         head = b""
-        async with aclosing(response.aiter_bytes()) as chunks:
+        # Raw bytes unless the body is compressed: one generator layer less per chunk.
+        encoding = response.headers.get("content-encoding", "identity")
+        chunks = response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+        try:
             async for chunk in chunks:
                 if not parser.seen_data and len(head) < 4096:
                     head += chunk
-                for event in decoder.feed(chunk):
-                    if batch := self._event(event.event, event.data, parser):
-                        yield batch
-        for event in decoder.flush():
-            yield self._event(event.event, event.data, parser)
+                if batch := self._feed(decoder.feed(chunk), parser):
+                    yield batch
+        except StreamError:
+            await _drain(chunks)
+            raise
+        finally:
+            await chunks.aclose()
+        yield self._feed(decoder.flush(), parser)
         if not parser.seen_data and head.strip():
             raise StreamError(
                 "the server answered with something that is not an event stream",
@@ -173,15 +203,36 @@ class ChatCompletionsProvider:
                 body=head.decode("utf-8", "replace"),
             )
 
-    def _event(self, name: str, data: str, parser: ChatStream) -> list[ModelEvent]:
-        if name == "error":  # a named SSE error event (some proxies and gateways)
-            raise StreamError(f"error event in the stream: {data}", provider=self.profile.name, body=data)
-        return parser.feed(data)
+    def _feed(self, events: list[ServerSentEvent], parser: ChatStream) -> list[ModelEvent]:
+        if len(events) == 1 and events[0].event == "message":
+            return parser.feed(events[0].data)  # the common case: one event per chunk
+        out: list[ModelEvent] = []
+        for event in events:
+            if event.event == "error":
+                raise self._error_event(event.data)
+            out += parser.feed(event.data)
+        return out
+
+    def _error_event(self, data: str) -> StreamError:
+        """A named SSE ``error`` event (some proxies and gateways)."""
+        return StreamError(f"error event in the stream: {data}", provider=self.profile.name, body=data)
+
+    def _whole(self, response: Any, kind: str, parser: ChatStream) -> list[ModelEvent]:
+        """A server that ignored ``stream``: a whole chat.completion object, an error object, or a page."""
+        if "json" not in kind:
+            raise StreamError(
+                "the server answered with an HTML page, not an event stream",
+                provider=self.profile.name,
+                body=response.text[:4096],
+            )
+        events = parser.feed(response.text)
+        parser.done = True
+        return events
 
     def _status_error(self, status: int, response: Any) -> ProviderError:
         try:
-            text = response.text  # the client has read the error body already
-        except Exception:  # a body that could not be read leaves the status to speak for itself
+            text = response.text  # read in full above
+        except Exception:  # a body that could not be decoded leaves the status to speak for itself
             text = ""
         message = _message(text) or response.reason_phrase or f"HTTP {status}"
         retry_after = _retry_after(response.headers)
@@ -192,6 +243,21 @@ class ChatCompletionsProvider:
         return error_for_status(
             status, message, provider=self.profile.name, body=text, retry_after=retry_after
         )
+
+
+async def _drain(chunks: Any) -> None:
+    """Read what is left of a body being abandoned, for a short while.
+
+    An HTTP library's generators left half-iterated are finalized by the garbage collector, which trio
+    reports as a ResourceWarning (httpcore2's `PoolByteStream.__aiter__` is not closed by httpx2's transport
+    stream); a body read to its end, or ended by the deadline's cancellation, closes every one of them.
+    """
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for _ in chunks:
+                pass
+        except Exception:  # the body broke while being thrown away: nothing left to close
+            return
 
 
 def _message(text: str) -> str:
@@ -232,7 +298,8 @@ def _ssl_context() -> ssl.SSLContext:
     """  # noqa: D205
     import httpx2
 
-    return httpx2.create_ssl_context()
+    context: ssl.SSLContext = httpx2.create_ssl_context()
+    return context
 
 
 def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

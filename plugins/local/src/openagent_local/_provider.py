@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 import anyio.to_thread
@@ -176,7 +176,8 @@ class LocalProvider:
         """
         inner = await self._provider()
         try:
-            async with aclosing(inner.stream(request)) as events:  # closed with us, not by the collector
+            stream = cast(AsyncGenerator[ModelEvent, None], inner.stream(request))  # the adapter's generator
+            async with aclosing(stream) as events:  # closed with us, not by the collector
                 async for event in events:
                     yield event
         except ProviderError as exc:

@@ -163,10 +163,12 @@ def _pid_running(pid: int) -> bool:
 def server_alive(server: RunningServer) -> bool:
     """Whether the recorded process still runs and is that ``llama-server`` (not a reused pid)."""
     owned = _OWNED.get(server.pid)
-    if owned is not None:
-        return owned[0].poll() is None
+    if owned is not None and owned[0].poll() is not None:
+        return False
     if not _pid_running(server.pid):
         return False
+    if owned is not None:
+        return True
     try:
         cmdline = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
     except OSError:

@@ -3,6 +3,9 @@
 ``python benchmarks/clients.py --client floor --url http://127.0.0.1:PORT/v1 --conversations 40
 --concurrency 1`` → ``{"client", "wall_s", "cpu_s", "maxrss_kb", "errors", "ttfe_ms", "cold_ttfe_ms", …}``.
 
+``floor-anthropic``, ``anthropic`` and ``openagent-anthropic`` run the same conversation over the Anthropic
+messages wire (``POST /v1/messages``) instead of chat completions.
+
 A conversation is the scenario of the issue: the model asks for the ``lookup`` tool (its arguments streamed in
 fragments), the client runs it and sends the result back, then the model streams a ``deltas``-piece answer.
 Each client consumes the stream incrementally and the final text is checked, so an SDK that drops or
@@ -251,7 +254,7 @@ async def make_pydantic_ai(url: str, model: str) -> tuple[Conversation, Callable
 
 
 def _make_openagent(
-    partial: bool,
+    partial: bool, provider: str = "openai-compatible"
 ) -> Callable[[str, str], Awaitable[tuple[Conversation, Callable[[], Awaitable[None]]]]]:
     async def make(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
         from openagent import AgentOptions, query, tool
@@ -263,8 +266,8 @@ def _make_openagent(
             return lookup_impl(city, units, days)
 
         options = AgentOptions(
-            model=f"openai-compatible:{model}",
-            base_url=url,
+            model=f"{provider}:{model}",
+            base_url=_anthropic_root(url) if provider == "anthropic" else url,
             api_key="sk-bench",
             tools=[lookup],
             system_prompt="Answer weather questions.",
@@ -293,6 +296,140 @@ def _make_openagent(
     return make
 
 
+# --- the Anthropic messages wire: floor, raw anthropic client, openagent's anthropic plugin -----------------
+
+ANTHROPIC_TOOL = {
+    "name": "lookup",
+    "description": TOOL_SCHEMA["function"]["description"],  # type: ignore[index]
+    "input_schema": TOOL_SCHEMA["function"]["parameters"],  # type: ignore[index]
+}
+
+
+def _anthropic_root(url: str) -> str:
+    """Anthropic clients append ``/v1/messages`` themselves: the server's root URL."""
+    return url.rstrip("/").removesuffix("/v1")
+
+
+def _anthropic_content(
+    blocks: dict[int, dict[str, Any]], parts: dict[int, list[str]]
+) -> list[dict[str, Any]]:
+    """The assistant's content blocks once their streamed pieces are joined."""
+    for index, block in blocks.items():
+        if block["type"] == "text":
+            block["text"] = "".join(parts[index])
+        elif block["type"] == "tool_use":
+            block["input"] = json.loads("".join(parts[index]) or "{}")
+    return list(blocks.values())
+
+
+def _anthropic_turn(
+    assistant: list[dict[str, Any]], calls: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> None:
+    """Append the assistant turn and the tool results that answer its calls."""
+    messages.append({"role": "assistant", "content": assistant})
+    results = [
+        {"type": "tool_result", "tool_use_id": c["id"], "content": lookup_impl(**c["input"])} for c in calls
+    ]
+    messages.append({"role": "user", "content": results})
+
+
+async def make_floor_anthropic(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    import httpx
+
+    http = httpx.AsyncClient(
+        base_url=_anthropic_root(url),
+        timeout=120,
+        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
+        headers={"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"},
+    )
+
+    async def one_request(messages: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
+        body = {
+            "model": model,
+            "max_tokens": 4096,
+            "messages": messages,
+            "tools": [ANTHROPIC_TOOL],
+            "stream": True,
+        }
+        blocks: dict[int, dict[str, Any]] = {}
+        parts: dict[int, list[str]] = {}
+        async with http.stream("POST", "/v1/messages", json=body) as response:
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                event = json.loads(line[5:])
+                if first_event is not None:
+                    first_event()
+                    first_event = None
+                kind = event["type"]
+                if kind == "content_block_delta":
+                    delta = event["delta"]
+                    piece = delta["text"] if delta["type"] == "text_delta" else delta.get("partial_json", "")
+                    parts[event["index"]].append(piece)
+                elif kind == "content_block_start":
+                    blocks[event["index"]] = dict(event["content_block"])
+                    parts[event["index"]] = []
+                elif kind == "error":
+                    raise RuntimeError(event["error"])
+        return _anthropic_content(blocks, parts)
+
+    async def conversation(first_event: Callable[[], None]) -> str:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+        notify: Callable[[], None] | None = first_event
+        for _ in range(10):
+            content = await one_request(messages, notify)
+            notify = None
+            calls = [b for b in content if b["type"] == "tool_use"]
+            if not calls:
+                return "".join(b["text"] for b in content if b["type"] == "text")
+            _anthropic_turn(content, calls, messages)
+        raise RuntimeError("too many turns")
+
+    return conversation, http.aclose
+
+
+async def make_anthropic(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(base_url=_anthropic_root(url), api_key="sk-bench", max_retries=0, timeout=120)
+
+    async def conversation(first_event: Callable[[], None]) -> str:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+        notify: Callable[[], None] | None = first_event
+        for _ in range(10):
+            stream = await client.messages.create(
+                model=model,
+                max_tokens=4096,
+                messages=messages,  # type: ignore[arg-type]
+                tools=[ANTHROPIC_TOOL],  # type: ignore[list-item]
+                stream=True,
+            )
+            blocks: dict[int, dict[str, Any]] = {}
+            parts: dict[int, list[str]] = {}
+            async for event in stream:
+                if notify is not None:
+                    notify()
+                    notify = None
+                if event.type == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        parts[event.index].append(delta.text)
+                    elif delta.type == "input_json_delta":
+                        parts[event.index].append(delta.partial_json)
+                elif event.type == "content_block_start":
+                    blocks[event.index] = event.content_block.model_dump(exclude_none=True)
+                    parts[event.index] = []
+            content = _anthropic_content(blocks, parts)
+            calls = [b for b in content if b["type"] == "tool_use"]
+            if not calls:
+                return "".join(b["text"] for b in content if b["type"] == "text")
+            _anthropic_turn(content, calls, messages)
+        raise RuntimeError("too many turns")
+
+    return conversation, client.close
+
+
 CLIENTS: dict[str, Callable[[str, str], Awaitable[tuple[Conversation, Callable[[], Awaitable[None]]]]]] = {
     "floor": make_floor,
     "openagent": _make_openagent(partial=False),
@@ -300,6 +437,9 @@ CLIENTS: dict[str, Callable[[str, str], Awaitable[tuple[Conversation, Callable[[
     "openai": make_openai,
     "openai-agents": make_agents,
     "pydantic-ai": make_pydantic_ai,
+    "floor-anthropic": make_floor_anthropic,
+    "openagent-anthropic": _make_openagent(partial=False, provider="anthropic"),
+    "anthropic": make_anthropic,
 }
 
 

@@ -14,7 +14,10 @@ stdout, the numbers to ``benchmarks/results/<stamp>.json`` (and ``latest.json``)
 ``benchmarks/results/chart.png`` and ``benchmarks/performance.png`` (the one docs/performance.md shows).
 
 ``python benchmarks/run.py --quick`` runs small sizes; ``--scenarios a,c`` picks scenarios; ``--clients``
-picks clients.
+picks clients. ``--wire anthropic`` runs (a) (by default) over the Anthropic messages wire instead: openagent
+with the anthropic plugin against the raw ``anthropic`` client and an httpx floor; its numbers go to
+``benchmarks/results/anthropic-<stamp>.json`` and ``latest-anthropic.{json,md}`` (the chart to
+``results/chart-anthropic.png``), beside the chat-completions ones, never over them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,16 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 CLIENTS = ["floor", "openagent", "openagent-partial", "openai", "openai-agents", "pydantic-ai"]
+ANTHROPIC_CLIENTS = ["floor-anthropic", "openagent-anthropic", "anthropic"]
+# Per wire: the clients, and the references the ratios are taken against (label → client).
+WIRES: dict[str, dict[str, Any]] = {
+    "openai": {"clients": CLIENTS, "refs": {"floor": "floor", "openai": "openai"}, "openagent": "openagent"},
+    "anthropic": {
+        "clients": ANTHROPIC_CLIENTS,
+        "refs": {"floor": "floor-anthropic", "anthropic": "anthropic"},
+        "openagent": "openagent-anthropic",
+    },
+}
 IMPORTS = {
     "openagent": "openagent",
     "openai": "openai",
@@ -166,6 +179,7 @@ def scenario_clients(
     repeat: int,
     tmp: Path,
     timeout: float,
+    refs: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
     for client in clients:
@@ -179,7 +193,7 @@ def scenario_clients(
             best["cpu_ms_per_conversation_runs"] = [r["cpu_ms_per_conversation"] for r in ok]
         rows.append(best)
         print(f"  {client:18} {_brief(best)}", flush=True)
-    _ratios(rows)
+    _ratios(rows, refs or WIRES["openai"]["refs"])
     return rows
 
 
@@ -192,15 +206,17 @@ def _brief(row: dict[str, Any]) -> str:
     )
 
 
-def _ratios(rows: list[dict[str, Any]]) -> None:
+def _ratios(rows: list[dict[str, Any]], refs: dict[str, str]) -> None:
     by = {r["client"]: r for r in rows if "error" not in r}
     for row in rows:
         if "error" in row:
             continue
-        for ref in ("floor", "openai"):
+        for label, ref in refs.items():
             if ref in by:
-                row[f"cpu_vs_{ref}"] = row["cpu_ms_per_conversation"] / by[ref]["cpu_ms_per_conversation"]
-                row[f"wall_vs_{ref}"] = row["wall_ms_per_conversation"] / by[ref]["wall_ms_per_conversation"]
+                row[f"cpu_vs_{label}"] = row["cpu_ms_per_conversation"] / by[ref]["cpu_ms_per_conversation"]
+                row[f"wall_vs_{label}"] = (
+                    row["wall_ms_per_conversation"] / by[ref]["wall_ms_per_conversation"]
+                )
 
 
 def scenario_imports(runs: int) -> dict[str, Any]:
@@ -290,9 +306,9 @@ def machine() -> dict[str, Any]:
     return info
 
 
-def table(rows: list[dict[str, Any]], title: str) -> str:
+def table(rows: list[dict[str, Any]], title: str, sdk: str = "openai") -> str:
     head = (
-        "| client | wall ms/conv | client CPU ms/conv | CPU ÷ floor | CPU ÷ openai | peak RSS MB | "
+        f"| client | wall ms/conv | client CPU ms/conv | CPU ÷ floor | CPU ÷ {sdk} | peak RSS MB | "
         "TTFE ms (warm) | TTFE ms (cold) | errors |"
     )
     lines = [f"**{title}**", "", head, "|" + "---|" * 9]
@@ -307,7 +323,7 @@ def table(rows: list[dict[str, Any]], title: str) -> str:
 
         lines.append(
             f"| {r['client']} | {num('wall_ms_per_conversation')} | {num('cpu_ms_per_conversation')} | "
-            f"{num('cpu_vs_floor', '{:.2f}×')} | {num('cpu_vs_openai', '{:.2f}×')} | {num('maxrss_mb')} | "
+            f"{num('cpu_vs_floor', '{:.2f}×')} | {num(f'cpu_vs_{sdk}', '{:.2f}×')} | {num('maxrss_mb')} | "
             f"{num('ttfe_ms')} | {num('cold_ttfe_ms', '{:.0f}')} | {r['errors']} |"
         )
     return "\n".join(lines)
@@ -315,15 +331,17 @@ def table(rows: list[dict[str, Any]], title: str) -> str:
 
 def verdicts(results: dict[str, Any]) -> list[str]:
     out = []
+    wire = WIRES[results["config"].get("wire", "openai")]
+    (floor, sdk), ours = wire["refs"].items(), wire["openagent"]
     a = {r["client"]: r for r in results.get("a", []) if "error" not in r}
-    if "openagent" in a and "floor" in a:
-        ratio = a["openagent"]["cpu_vs_floor"]
+    if ours in a and floor[1] in a:
+        ratio = a[ours]["cpu_vs_floor"]
         ok = "MET" if ratio <= TARGETS["a_cpu_vs_floor"] else "MISSED"
-        out.append(f"(a) openagent client CPU = {ratio:.2f}× the floor's (target ≤ 1.5×): {ok}")
-    if "openagent" in a and "openai" in a:
-        below = a["openai"]["cpu_ms_per_conversation"] / a["openagent"]["cpu_ms_per_conversation"]
+        out.append(f"(a) {ours} client CPU = {ratio:.2f}× the floor's (target ≤ 1.5×): {ok}")
+    if ours in a and sdk[1] in a:
+        below = a[sdk[1]]["cpu_ms_per_conversation"] / a[ours]["cpu_ms_per_conversation"]
         ok = "MET" if below >= TARGETS["a_cpu_below_openai"] else "MISSED"
-        out.append(f"(a) openagent client CPU is {below:.2f}× below raw openai's (target ≥ 5×): {ok}")
+        out.append(f"(a) {ours} client CPU is {below:.2f}× below raw {sdk[0]}'s (target ≥ 5×): {ok}")
     b = {r["client"]: r for r in results.get("b", []) if "error" not in r}
     if "openagent" in b:
         r = b["openagent"]
@@ -353,12 +371,15 @@ def verdicts(results: dict[str, Any]) -> list[str]:
 
 def report(results: dict[str, Any]) -> str:
     parts = []
+    wire = results["config"].get("wire", "openai")
+    sdk = next(reversed(WIRES[wire]["refs"]))
+    on = "" if wire == "openai" else f", {wire} messages wire"
     if results.get("a"):
-        parts.append(
-            table(results["a"], f"(a) {results['config']['conversations']} sequential conversations")
-        )
+        title = f"(a) {results['config']['conversations']} sequential conversations{on}"
+        parts.append(table(results["a"], title, sdk))
     if results.get("b"):
-        parts.append(table(results["b"], f"(b) {results['config']['concurrent']} concurrent conversations"))
+        title = f"(b) {results['config']['concurrent']} concurrent conversations{on}"
+        parts.append(table(results["b"], title, sdk))
     if results.get("c"):
         lines = ["**(c) import time** (in a fresh interpreter, median)", "", "| module | ms |", "|---|---|"]
         lines += [
@@ -428,8 +449,9 @@ def chart(results: dict[str, Any], paths: list[Path]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenarios", default="a,b,c,d,e,f")
-    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument("--wire", choices=sorted(WIRES), default="openai", help="the wire format of (a)/(b)")
+    parser.add_argument("--scenarios", help="default: a,b,c,d,e,f (openai wire), a (anthropic wire)")
+    parser.add_argument("--clients", help="default: every client of the wire")
     parser.add_argument("--conversations", type=int, default=40)
     parser.add_argument("--concurrent", type=int, default=1000)
     parser.add_argument("--deltas", type=int, default=300)
@@ -441,8 +463,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.conversations, args.concurrent, args.messages, args.import_runs = 5, 50, 1000, 2
-    scenarios = set(args.scenarios.split(","))
-    clients = [c for c in args.clients.split(",") if c]
+    wire = WIRES[args.wire]
+    scenarios = set((args.scenarios or ("a,b,c,d,e,f" if args.wire == "openai" else "a")).split(","))
+    clients = [c for c in (args.clients or ",".join(wire["clients"])).split(",") if c]
     results: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
@@ -453,6 +476,7 @@ def main() -> None:
             "messages": args.messages,
             "repeat": args.repeat,
             "clients": clients,
+            "wire": args.wire,
         },
     }
     server = Server(args.deltas)
@@ -462,12 +486,12 @@ def main() -> None:
             if scenarios & {"a", "d"}:
                 print(f"(a) {args.conversations} sequential conversations", flush=True)
                 results["a"] = scenario_clients(
-                    server, clients, args.conversations, 1, args.deltas, args.repeat, tmp, 1800
+                    server, clients, args.conversations, 1, args.deltas, args.repeat, tmp, 1800, wire["refs"]
                 )
             if "b" in scenarios:
                 print(f"(b) {args.concurrent} concurrent conversations", flush=True)
                 results["b"] = scenario_clients(
-                    server, clients, args.concurrent, args.concurrent, args.deltas, 1, tmp, 1800
+                    server, clients, args.concurrent, args.concurrent, args.deltas, 1, tmp, 1800, wire["refs"]
                 )
             if "c" in scenarios:
                 print("(c) import time", flush=True)
@@ -484,14 +508,16 @@ def main() -> None:
     print("\n" + text)
     RESULTS.mkdir(exist_ok=True)
     stamp = results["when"].replace(":", "").replace("-", "")
-    for name in (f"{stamp}.json", "latest.json"):
+    prefix, suffix = ("", "") if args.wire == "openai" else (f"{args.wire}-", f"-{args.wire}")
+    for name in (f"{prefix}{stamp}.json", f"latest{suffix}.json"):
         (RESULTS / name).write_text(json.dumps(results, indent=1) + "\n")
-    (RESULTS / "latest.md").write_text(text + "\n")
+    (RESULTS / f"latest{suffix}.md").write_text(text + "\n")
+    charts = [RESULTS / "chart.png", HERE / "performance.png"] if args.wire == "openai" else []
+    charts = charts or [RESULTS / f"chart{suffix}.png"]
     if not args.no_chart:
-        chart(results, [RESULTS / "chart.png", HERE / "performance.png"])
-    print(
-        f"\nwrote {RESULTS / 'latest.json'}, {RESULTS / 'latest.md'} and the chart {HERE / 'performance.png'}"
-    )
+        chart(results, charts)
+    written = f"{RESULTS / f'latest{suffix}.json'}, {RESULTS / f'latest{suffix}.md'}"
+    print(f"\nwrote {written} and the chart {charts[-1]}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """The Anthropic messages wire format: request body out, server-sent events in, `ModelEvent`s out.
 
-Requests go through the official ``anthropic`` package (auth headers, base URL, typed HTTP errors; its own
-retries off: the loop's retry policy decides). The response body is read as raw bytes and decoded here with
-core's `SSEDecoder` and ``json.loads`` — no SDK object per event — because this is the hot path.
+Requests go out through the official ``anthropic`` package's HTTP client with the headers it would send (auth,
+version; its retries are never involved: the loop's retry policy decides); the URL, the JSON body and the
+response are handled here. The body is read as raw bytes and decoded with core's `SSEDecoder` and
+``json.loads`` — no SDK object per event, no SDK transformation per request — because this is the hot path.
 
 Options the core `ModelRequest` has no field for travel in ``ModelRequest.extra_body``, the one channel:
 every key is an Anthropic Messages API body field and is sent verbatim (``thinking``, ``output_config``
@@ -23,6 +24,7 @@ parses the stream and holds the provider.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -32,7 +34,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from time import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import anyio
 
@@ -62,9 +64,6 @@ from openagent.types import (
 
 from ._prices import cost_usd
 from ._request import build_body
-
-if TYPE_CHECKING:
-    import anthropic
 
 __all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
 
@@ -341,7 +340,10 @@ class MessagesProvider:
 
     The key comes from ``api_key``, else ``OPENAGENT_API_KEY``, else ``ANTHROPIC_API_KEY``; the URL from
     ``base_url``, else ``OPENAGENT_BASE_URL``, else ``ANTHROPIC_BASE_URL``, else the Anthropic API. A server
-    other than the Anthropic API needs no key (a placeholder is sent).
+    other than the Anthropic API needs no key (a placeholder is sent). Requests go out through the
+    ``anthropic`` client's own HTTP client (its pool, TLS, proxies) with the headers it would send; the URL,
+    the JSON body and the handling of the response are this module's (the SDK's per-request parameter
+    transformation and response objects cost more CPU than the whole stream).
 
     Args:
         model: The model name, e.g. ``claude-sonnet-4-5``.
@@ -358,12 +360,11 @@ class MessagesProvider:
             import httpx2
         except ImportError as exc:  # pragma: no cover - the package depends on both
             raise ImportError('the anthropic provider needs: pip install "openagent[anthropic]"') from exc
-        self._anthropic = anthropic
         self._httpx = httpx2
         self.model = model
         env = os.environ.get
         url = base_url or env("OPENAGENT_BASE_URL") or env("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        # Quirk (users of OpenAI-style URLs): the SDK appends /v1/messages itself, so a /v1 suffix is dropped.
+        # Quirk (users of OpenAI-style URLs): /v1/messages is appended here, so a /v1 suffix is dropped.
         url = url.rstrip("/").removesuffix("/v1")
         official = url == DEFAULT_BASE_URL
         key = api_key or env("OPENAGENT_API_KEY") or env("ANTHROPIC_API_KEY")
@@ -376,9 +377,19 @@ class MessagesProvider:
         self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
         """Capabilities and defaults of this endpoint."""
         self._key = key
+        if (
+            http_client is None
+        ):  # the SDK's defaults (limits, timeouts, keep-alive), one TLS context a process
+            http_client = anthropic.DefaultAsyncHttpxClient(verify=_ssl_context())
         self._client = anthropic.AsyncAnthropic(
             api_key=key, base_url=url, max_retries=0, http_client=http_client
         )
+        # What the client sends with every request: its default headers (version, user agent, platform) and
+        # its credentials; an `Omit` value marks a header it leaves out.
+        self._headers = {k: v for k, v in self._client.default_headers.items() if isinstance(v, str)}
+        self._url = f"{str(self._client.base_url).rstrip('/')}/v1/messages"
+        self._timeout = self._client.timeout
+        self._http = http_client
 
     def cost(self, usage: Usage) -> float | None:
         """What ``usage`` cost in USD on this model, or ``None`` when its price is unknown."""
@@ -393,28 +404,41 @@ class MessagesProvider:
 
         Raises:
             openagent.errors.ProviderError: A typed subclass for every failure: HTTP status, connection,
-                timeout, malformed stream.
+                timeout, malformed stream; the API key is redacted from its message and body.
         """
-        body, headers = build_body(request)
-        options: dict[str, Any] = {"extra_headers": headers} if headers else {}
-        if request.timeout is not None:
-            options["timeout"] = request.timeout
+        body, extra_headers = build_body(request)
+        body["stream"] = True
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = {**self._headers, **extra_headers} if extra_headers else self._headers
+        timeout = self._timeout if request.timeout is None else request.timeout
+        httpx = self._httpx
+        sent = self._http.build_request("POST", self._url, headers=headers, content=content, timeout=timeout)
         started = False
         try:
-            async with self._client.messages.with_streaming_response.create(
-                model=body.pop("model"),
-                max_tokens=body.pop("max_tokens"),
-                messages=body.pop("messages"),
-                stream=True,
-                extra_body=body,
-                **options,
-            ) as response:
-                http = response.http_response
-                if "text/event-stream" not in http.headers.get("content-type", "text/event-stream"):
-                    for event in _replay_message(await http.aread()):
+            try:
+                response = await self._http.send(sent, stream=True)
+            except httpx.TimeoutException as exc:
+                raise ProviderTimeoutError(f"timed out: {exc}", provider="anthropic") from exc
+            except httpx.TransportError as exc:
+                where = self.profile.base_url
+                raise ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic") from exc
+            try:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _status_error(response)
+                if "text/event-stream" not in response.headers.get("content-type", "text/event-stream"):
+                    for event in _replay_message(await response.aread()):
                         yield event
                     return
-                async with aclosing(http.aiter_bytes()) as chunks:  # closed at once when parsing fails
+                # Raw bytes unless the body is compressed (or already read, as cassettes replay it): one
+                # generator layer less per chunk.
+                raw = response.headers.get("content-encoding", "identity") in ("", "identity")
+                chunks = (
+                    response.aiter_raw()
+                    if raw and not response.is_stream_consumed
+                    else response.aiter_bytes()
+                )
+                async with aclosing(chunks):  # closed at once when parsing fails
                     try:
                         async for event in parse_stream(chunks):
                             started = True
@@ -422,67 +446,78 @@ class MessagesProvider:
                     except StreamError:
                         await _drain(chunks)
                         raise
-        except Exception as exc:
-            error = self._error(exc, started)
-            if error is None:
-                raise
-            # A server may echo the key back (``Incorrect API key provided: sk-…``): never into errors.
-            raise error.redact(self._key) from error.__cause__
-
-    def _error(self, exc: Exception, started: bool) -> ProviderError | None:
-        """The typed error for what ``stream`` caught, or ``None`` for an exception that is not ours."""
-        anthropic, httpx = self._anthropic, self._httpx
-        if isinstance(exc, ProviderError):
-            return exc
-        if isinstance(exc, anthropic.APIStatusError):
-            return _status_error(exc)
-        if isinstance(exc, anthropic.APITimeoutError | httpx.TimeoutException):
-            error: ProviderError = ProviderTimeoutError(f"timed out: {exc}", provider="anthropic")
-        elif isinstance(exc, anthropic.APIConnectionError | httpx.TransportError):
-            if started:
-                error = StreamError(f"the connection broke mid-stream: {exc!r}", provider="anthropic")
-            else:
+            except httpx.TimeoutException as exc:
+                raise ProviderTimeoutError(f"timed out: {exc}", provider="anthropic") from exc
+            except httpx.TransportError as exc:
+                if started:
+                    raise StreamError(
+                        f"the connection broke mid-stream: {exc!r}", provider="anthropic"
+                    ) from exc
                 where = self.profile.base_url
-                error = ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic")
-        else:
-            return None
-        error.__cause__ = exc
-        return error
+                raise ProviderConnectionError(f"cannot reach {where}: {exc!r}", provider="anthropic") from exc
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+        except ProviderError as exc:
+            exc.redact(self._key)  # a server may echo the key back ("invalid x-api-key: sk-…")
+            raise
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
     """Read the rest of a body the parser gave up on (briefly, boundedly).
 
     An HTTP library generator abandoned mid-body is finalised by the garbage collector, which trio reports
-    as a ResourceWarning; a body read to its end closes them all in order. A body that goes on (or stalls)
-    past the bounds is left to the response's own close instead.
+    as a ResourceWarning (httpcore2's `PoolByteStream.__aiter__` is not closed by httpx2's transport
+    stream); a body read to its end closes them all in order. A body that goes on (or stalls) past the
+    bounds, or breaks, is left to the response's own close instead.
     """
     received = 0
     with anyio.move_on_after(_DRAIN_SECONDS):
-        async for chunk in chunks:
-            received += len(chunk)
-            if received > _DRAIN_BYTES:
-                break
+        try:
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > _DRAIN_BYTES:
+                    break
+        except Exception:  # the body broke while being thrown away: nothing left to read
+            return
 
 
-def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
-    body = exc.body
-    message = exc.message
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            message = str(error["message"])
+@functools.cache
+def _ssl_context() -> Any:
+    """The default TLS context, made once per process: building one loads the CA bundle (tens of ms of
+    CPU), which every provider (every conversation) would otherwise pay.
+    """  # noqa: D205
     import httpx2
 
-    text: str | None
+    return httpx2.create_ssl_context()
+
+
+def _status_error(response: Any) -> ProviderError:
+    """The typed error for an HTTP error status, with the server's own words when its body has them."""
+    status = response.status_code
     try:
-        text = exc.response.text
-    except httpx2.ResponseNotRead:  # a body the SDK did not read has no text to keep
-        text = json.dumps(body) if body is not None else None
-    retry_after = _retry_after(exc.response.headers)
+        text: str = response.text
+    except Exception:  # a body that cannot be decoded leaves the status to speak for itself
+        text = ""
+    message = _error_message(text) or response.reason_phrase or f"HTTP {status}"
     return error_for_status(
-        exc.status_code, message, provider="anthropic", body=text, retry_after=retry_after
+        status, message, provider="anthropic", body=text or None, retry_after=_retry_after(response.headers)
     )
+
+
+def _error_message(text: str) -> str:
+    """``error.message`` from Anthropic's envelope (or a compatible server's variant), else the text."""
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return text.strip()[:1000]
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            error = error.get("message") or error.get("detail") or payload.get("message")
+        if error:
+            return error if isinstance(error, str) else json.dumps(error)
+    return text.strip()[:1000]
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents import AgentDefinition
 from .client import Client
@@ -27,6 +27,9 @@ from .types import (
     Usage,
     UserMessage,
 )
+
+if TYPE_CHECKING:  # for type checkers; at run time it is imported on first use (it needs pluggy)
+    from .hookspecs import hookimpl
 
 __all__ = [
     "AgentDefinition",

@@ -181,9 +181,10 @@ class ChatCompletionsProvider:
             return
         decoder = SSEDecoder()
         head = b""
-        # Raw bytes unless the body is compressed: one generator layer less per chunk.
+        # The response's byte stream itself unless the body is compressed: `aiter_raw`/`aiter_bytes` add a
+        # generator layer and a chunker call per chunk, and the server sends a chunk per event.
         encoding = response.headers.get("content-encoding", "identity")
-        chunks = response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+        chunks = response.stream.__aiter__() if encoding in ("", "identity") else response.aiter_bytes()
         try:
             async for chunk in chunks:
                 if not parser.seen_data and len(head) < 4096:
@@ -194,7 +195,8 @@ class ChatCompletionsProvider:
             await _drain(chunks)
             raise
         finally:
-            await chunks.aclose()
+            if hasattr(chunks, "aclose"):
+                await chunks.aclose()
         yield self._feed(decoder.flush(), parser)
         if not parser.seen_data and head.strip():
             raise StreamError(

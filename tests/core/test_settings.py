@@ -197,3 +197,27 @@ async def test_a_warning_once_per_model_when_the_profile_cannot_call_tools(anyio
     await run(
         "x", AgentOptions(model=ScriptedModel(["a"], model=name, profile=profile), tools=[noop])
     )  # silent
+
+
+async def test_plugins_contribute_skills_and_project_files_override_them(project, monkeypatch):
+    from openagent import settings as settings_module
+    from openagent.hookspecs import hookimpl
+    from openagent.plugins import load_plugins
+
+    class SkillPlugin:
+        @hookimpl
+        def register_skills(self, register):
+            register("review", "Review code carefully", "Read the diff, then list problems.")
+            register("deploy", "Plugin deploy (overridden)", "never used")
+
+    registry = load_plugins(extra=[("skilled", SkillPlugin())])
+    assert registry.plugins["skilled"].skills == ["review", "deploy"]
+    monkeypatch.setattr("openagent.plugins.registry", lambda: registry)
+    loaded = settings_module.load_settings(["project"], project)
+    assert loaded.skills["review"].description == "Review code carefully"
+    assert loaded.skills["deploy"].description == "Deploy the app"  # the project's file wins
+
+    model = ScriptedModel([[tool_call("Skill", {"skill": "review"})], "done"])
+    result = await run("review it", AgentOptions(model=model, cwd=project, setting_sources=["project"]))
+    answer = next(m for m in result.messages if isinstance(m, UserMessage)).content[0]
+    assert answer.content == "Read the diff, then list problems."

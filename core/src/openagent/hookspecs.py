@@ -34,6 +34,11 @@ def register_session_stores(register: Any) -> None:
 
 
 @hookspec
+def register_skills(register: Any) -> None:
+    """Add skills: ``register(name, description, body)``; offered like project skills when settings load."""
+
+
+@hookspec
 def register_hooks(register: Any) -> None:
     """Add run-time hooks every run gets: ``register(event, HookMatcher)``; they run before the run's own."""
 

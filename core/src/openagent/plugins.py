@@ -40,6 +40,7 @@ class PluginInfo:
     retry_policies: list[str] = field(default_factory=list)
     toolsets: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
 
@@ -57,6 +58,8 @@ class Registry:
     toolsets: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
     hooks: dict[str, list[Any]] = field(default_factory=dict)
     """Hook matchers by event, contributed by plugins for every run."""
+    skills: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Skill name → (description, body), contributed by plugins."""
 
     def provider_factory(self, name: str) -> ProviderFactory:
         """The factory registered under ``name``; `ConfigError` naming the installed ones otherwise."""
@@ -93,6 +96,7 @@ class Registry:
             ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
             ("register_toolsets", lambda n, f: self._add(info, "toolsets", [n], f)),
             ("register_hooks", lambda event, matcher: self._add_hook(info, event, matcher)),
+            ("register_skills", lambda n, d, body: self._add(info, "skills", [n], (d, body))),
         ]
         for hook_name, register in calls:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():

@@ -118,7 +118,12 @@ class ProjectSettings:
                 found = skills.get(skill)
                 if found is None:
                     return f"Unknown skill {skill!r}. Available skills: {', '.join(sorted(skills))}"
-                siblings = sorted(p.name for p in found.path.parent.iterdir() if p.name != "SKILL.md")
+                folder = found.path.parent
+                siblings = (
+                    sorted(p.name for p in folder.iterdir() if p.name != "SKILL.md")
+                    if folder.is_dir()
+                    else []
+                )
                 files = f"\n\nFiles in {found.path.parent}: {', '.join(siblings)}" if siblings else ""
                 return found.body + files
 
@@ -254,6 +259,13 @@ def _project_folders(cwd: Path) -> list[Path]:
     return list(reversed(chain[: chain.index(root) + 1]))
 
 
+def _plugin_skills(settings: ProjectSettings) -> None:
+    from .plugins import registry
+
+    for name, (description, body) in registry().skills.items():
+        settings.skills[name] = Skill(name, description, Path("<plugin>") / name / "SKILL.md", body)
+
+
 def load_settings(sources: Sequence[str], cwd: Path, skills: Sequence[str] | str = "all") -> ProjectSettings:
     """Read what ``sources`` (``user``, ``project``, ``local``) provide, for a run in ``cwd``."""
     import platformdirs
@@ -261,6 +273,7 @@ def load_settings(sources: Sequence[str], cwd: Path, skills: Sequence[str] | str
     settings = ProjectSettings()
     cwd = cwd.resolve()
     folders = _project_folders(cwd)
+    _plugin_skills(settings)  # installed plugins' skills come first: project files override them
     if "user" in sources:
         for home in (
             Path.home() / ".claude",

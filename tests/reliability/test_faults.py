@@ -296,11 +296,6 @@ async def test_malformed_200_responses_are_stream_errors(
     anyio_backend: str,
     request: pytest.FixtureRequest,
 ) -> None:
-    if anyio_backend == "trio" and fault in ("garbage", "error_event") and wire.name != "anthropic":
-        # Abandoning a 200 stream mid-body leaves httpcore2's `PoolByteStream.__aiter__` async generator to
-        # the garbage collector, which trio reports as a ResourceWarning (pydantic/httpx2#1036,
-        # encode/httpx#3777). Strict: this starts failing as soon as the plugins or the library fix it.
-        request.applymarker(pytest.mark.xfail(reason="httpcore2 async generator left unclosed", strict=True))
     turn = Turn(
         text=["a"] * 6, tool_calls=[ToolCall("f", {"x": 1}, fragments=3)], fault=fault, message="boom"
     )

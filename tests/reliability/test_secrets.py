@@ -104,13 +104,6 @@ async def test_the_key_is_sent_but_never_logged_persisted_or_raised(
 async def test_a_server_echoing_the_key_does_not_put_it_in_errors_or_sessions(
     server: ScriptedServer, provider: str, tmp_path: Path, anyio_backend: str, request: pytest.FixtureRequest
 ) -> None:
-    if provider != "anthropic":
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="errors carry the server's message verbatim; the configured key is not redacted yet",
-                strict=True,
-            )
-        )
     server.add_script("m", [Turn(fault="401", message=f"Incorrect API key provided: {KEY}")], mode="queue")
     with anyio.fail_after(20):
         messages, error = await drive(options(server, provider, tmp_path))

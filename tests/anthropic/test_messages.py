@@ -698,6 +698,31 @@ async def test_the_rest_of_a_malformed_body_is_read_before_the_error() -> None:
     assert read == [0, 1, 2]
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("data", "outcome"),
+    [
+        pytest.param(
+            '  {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}  ',
+            TextDelta("hi"),
+            id="whitespace-around-json",
+        ),
+        pytest.param('{"type": "content_block_delta"} {"x": 1}', "not JSON", id="two-json-values"),
+        pytest.param('"a string"', "not a JSON object", id="json-not-an-object"),
+    ],
+)
+async def test_text_delta_data_is_exactly_one_json_object(data: str, outcome: Any) -> None:
+    body = sse(
+        start(), block(0, {"type": "text", "text": ""}), ("content_block_delta", data), *end("end_turn")
+    )
+    mock = transport(body, natural, headers={"content-type": "text/event-stream"})
+    if isinstance(outcome, str):
+        with pytest.raises(StreamError, match=outcome):
+            await drain(provider_for(mock))
+    else:
+        assert outcome in await drain(provider_for(mock))
+
+
 SECRET = "sk-ant-echoed-0123456789abcdef"
 
 

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import functools
 import json
+import json.scanner
 import logging
 import os
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from time import time
@@ -279,6 +280,25 @@ def _decode(data: str) -> dict[str, Any]:
     return payload
 
 
+# The C scanner under `json.loads`, called directly: `json.loads` → `JSONDecoder.decode` → `raw_decode` are
+# three Python-level calls (and two whitespace matches) per event.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_BLANK = frozenset(" \t\n\r")
+
+
+def _loads(data: str) -> Any:
+    """`json.loads` for one ``data:`` payload: `ValueError` if it is not exactly one JSON value."""
+    if not data or data[0] in _BLANK or data[-1] in _BLANK:
+        return json.loads(data)  # surrounding whitespace (or nothing): the general path
+    try:
+        value, end = _scan(data, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(data):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
 async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSentEvent], None]:
     decoder = SSEDecoder()
     async for chunk in chunks:
@@ -289,7 +309,7 @@ async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSe
 async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[ModelEvent]:
     """Decode the bytes of a messages stream into events; `StreamError` for anything malformed."""
     turn = _Turn()
-    loads = json.JSONDecoder().decode  # json.loads minus its per-call argument checks
+    loads = _loads
     async with aclosing(_batches(chunks)) as batches:
         async for batch in batches:
             for sse in batch:
@@ -430,15 +450,13 @@ class MessagesProvider:
                     for event in _replay_message(await response.aread()):
                         yield event
                     return
-                # Raw bytes unless the body is compressed (or already read, as cassettes replay it): one
-                # generator layer less per chunk.
+                # The response's byte stream itself unless the body is compressed (or already read, as
+                # cassettes replay it): `aiter_raw`/`aiter_bytes` add a generator layer and a chunker call
+                # per chunk, and a server sends a chunk per event.
                 raw = response.headers.get("content-encoding", "identity") in ("", "identity")
-                chunks = (
-                    response.aiter_raw()
-                    if raw and not response.is_stream_consumed
-                    else response.aiter_bytes()
-                )
-                async with aclosing(chunks):  # closed at once when parsing fails
+                raw = raw and not response.is_stream_consumed
+                chunks = response.stream.__aiter__() if raw else response.aiter_bytes()
+                async with _closing(chunks):  # closed at once when parsing fails
                     try:
                         async for event in parse_stream(chunks):
                             started = True
@@ -461,6 +479,16 @@ class MessagesProvider:
         except ProviderError as exc:
             exc.redact(self._key)  # a server may echo the key back ("invalid x-api-key: sk-…")
             raise
+
+
+@asynccontextmanager
+async def _closing(chunks: AsyncIterator[bytes]) -> AsyncIterator[AsyncIterator[bytes]]:
+    """Close ``chunks`` on the way out when it is a generator (`aclosing` for any byte iterator)."""
+    try:
+        yield chunks
+    finally:
+        if isinstance(chunks, AsyncGenerator):
+            await chunks.aclose()
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

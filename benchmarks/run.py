@@ -517,7 +517,7 @@ def main() -> None:
     if not args.no_chart:
         chart(results, charts)
     written = f"{RESULTS / f'latest{suffix}.json'}, {RESULTS / f'latest{suffix}.md'}"
-    print(f"\nwrote {written} and the chart {charts[-1]}")
+    print(f"\nwrote {written}" + ("" if args.no_chart else f" and the chart {charts[-1]}"))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from .types import ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBloc
 __all__ = ["TurnBuilder"]
 
 _TEXT, _THINKING, _TOOL, _RAW = 0, 1, 2, 3
+_NONE: list[dict[str, Any]] = []  # what the hot path returns; never appended to
 
 
 class TurnBuilder:
@@ -35,6 +36,9 @@ class TurnBuilder:
 
     def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
         """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
+        if self.kind == _TEXT and not self.partial and type(event) is TextDelta:  # the hot path: more text
+            self.parts.append(event.text)
+            return _NONE
         out: list[dict[str, Any]] = []
         if isinstance(event, TextDelta):
             self._switch(_TEXT, None, {"type": "text", "text": ""}, out)

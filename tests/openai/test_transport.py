@@ -17,6 +17,7 @@ from openagent.errors import AuthenticationError, ProviderError, StreamError
 from openagent.models import ModelRequest, Stop, TextDelta
 from openagent.types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
+from openagent_openai._chat import ChatStream
 
 pytestmark = pytest.mark.anyio
 KEY = "sk-test-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -153,3 +154,23 @@ async def test_a_short_placeholder_key_is_not_scrubbed_from_messages(anyio_backe
     with pytest.raises(ProviderError) as caught:
         await events_of(p)
     assert caught.value.message == "model local-model not found"
+
+
+@pytest.mark.parametrize(
+    "data",
+    ['{"choices": []} x', '{"choices": []}{}', '{"choices": [', "nul", '"unterminated', "{'single': 1}"],
+)
+def test_a_payload_that_is_not_exactly_one_json_value_is_a_stream_error(data: str) -> None:
+    with pytest.raises(StreamError) as caught:
+        ChatStream("p").feed(data)
+    assert caught.value.body == data
+
+
+@pytest.mark.parametrize("data", [' {"choices": []}', '{"choices": []} ', '\t{"choices": []}\r\n'])
+def test_whitespace_around_a_payload_is_allowed(data: str) -> None:
+    assert ChatStream("p").feed(data) == []
+
+
+def test_a_payload_that_is_not_an_object_is_a_stream_error() -> None:
+    with pytest.raises(StreamError, match="not a JSON object"):
+        ChatStream("p").feed("[1, 2]")

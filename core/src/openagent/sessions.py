@@ -40,8 +40,10 @@ __all__ = [
     "get_session_messages",
     "history_from_entries",
     "list_sessions",
+    "encode_entries",
     "open_store",
     "project_key_for",
+    "require_asyncio",
     "restore",
 ]
 
@@ -79,6 +81,39 @@ class SessionStore(Protocol):
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key``, deep-equal and in order; ``None`` if never written."""
         ...
+
+
+def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]]:
+    """``(uuid, JSON text)`` per entry, every entry checked before anything is written.
+
+    Raises:
+        SessionError: An entry that is not a JSON object, has a non-string ``uuid``, or cannot be JSON
+            (NaN, a set …), naming its position.
+    """
+    encoded: list[tuple[str | None, str]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise SessionError(f"session entry {i} is a {type(entry).__name__}, not a JSON object")
+        uuid = entry.get("uuid")
+        if uuid is not None and not isinstance(uuid, str):
+            raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
+        try:
+            encoded.append(
+                (uuid, json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+            )
+        except (TypeError, ValueError) as exc:
+            raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
+    return encoded
+
+
+def require_asyncio(store: object, driver: str) -> None:
+    """For stores on asyncio-only drivers: fail clearly, not deep inside the driver, under trio."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise SessionError(f"{store!r} runs on asyncio only: its driver, {driver}, is asyncio-only") from None
 
 
 def project_key_for(cwd: str | os.PathLike[str]) -> str:
@@ -164,10 +199,10 @@ class JSONLSessionStore:
         if seen is None:
             path.parent.mkdir(parents=True, exist_ok=True)
             seen = self._seen[path] = {e["uuid"] for e in self._read(path) or [] if "uuid" in e}
-        fresh = [e for e in entries if "uuid" not in e or e["uuid"] not in seen]
+        fresh = [(uuid, text) for uuid, text in encode_entries(entries) if uuid is None or uuid not in seen]
         if not fresh:
             return
-        data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in fresh)
+        data = "".join(text + "\n" for _, text in fresh)
         try:
             if self.durability == "fsync":
                 await anyio.to_thread.run_sync(self._write, path, data, True)
@@ -175,7 +210,7 @@ class JSONLSessionStore:
                 self._write(path, data, False)
         except OSError as exc:
             raise SessionError(f"cannot write session file {path}: {exc}") from exc
-        seen.update(e["uuid"] for e in fresh if "uuid" in e)
+        seen.update(uuid for uuid, _ in fresh if uuid is not None)
 
     @staticmethod
     def _write(path: Path, data: str, fsync: bool) -> None:

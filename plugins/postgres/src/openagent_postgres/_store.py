@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -14,21 +13,11 @@ import anyio
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 
 from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry
+from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
 
 __all__ = ["PostgresSessionStore"]
 
 _DRIVER = "asyncpg"
-
-
-def _require_asyncio(store: object) -> None:
-    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise SessionError(
-            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
-        ) from None
 
 
 T = TypeVar("T")
@@ -57,24 +46,6 @@ ON CONFLICT (project_key, session_id, subpath, uuid) DO NOTHING
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,50}")
 # Errors after which the connection is gone but the server may be back: safe to retry an idempotent call once.
 _CONNECTION_LOST = (asyncpg.PostgresConnectionError, asyncpg.exceptions.AdminShutdownError, ConnectionError)
-
-
-def _encode(entries: list[dict[str, Any]]) -> tuple[list[str | None], list[str]]:
-    """Uuids and JSON texts; every entry is checked before anything is written."""
-    uuids: list[str | None] = []
-    texts: list[str] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise SessionError(f"session entry {i} is a {type(entry).__name__}, not a JSON object")
-        uuid = entry.get("uuid")
-        if uuid is not None and not isinstance(uuid, str):
-            raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
-        try:
-            texts.append(json.dumps(entry, ensure_ascii=False, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
-        uuids.append(uuid)
-    return uuids, texts
 
 
 class PostgresSessionStore:
@@ -150,7 +121,8 @@ class PostgresSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order, atomically; an entry whose ``uuid`` is stored is skipped."""
-        uuids, texts = _encode(entries)
+        encoded = encode_entries(entries)
+        uuids, texts = [u for u, _ in encoded], [t for _, t in encoded]
         if not texts:
             return
         pk, sid, sub = key["project_key"], key["session_id"], key.get("subpath") or ""
@@ -256,7 +228,7 @@ class PostgresSessionStore:
         return SessionError(f"{self!r}: could not {action} {where}: {type(exc).__name__}: {exc}")
 
     async def _get_pool(self) -> asyncpg.Pool:
-        _require_asyncio(self)
+        require_asyncio(self, _DRIVER)
         async with self._lock:
             if self._closed:
                 raise SessionError(f"{self!r} is closed")

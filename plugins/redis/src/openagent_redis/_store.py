@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,21 +14,11 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from openagent.errors import SessionError
-from openagent.sessions import SessionKey, SessionListEntry
+from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
 
 __all__ = ["RedisSessionStore"]
 
 _DRIVER = "redis-py"
-
-
-def _require_asyncio(store: object) -> None:
-    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise SessionError(
-            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
-        ) from None
 
 
 # Keys, for prefix P, project K, session S, subpath B ("" for the main transcript):
@@ -67,22 +56,10 @@ return 1
 
 
 def _encode(entries: list[dict[str, Any]]) -> list[str]:
-    """Flat ``[marker, json, …]`` arguments; every entry is checked before anything is written."""
-    args: list[str] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise SessionError(f"session entry {i} is a {type(entry).__name__}, not a JSON object")
-        uuid = entry.get("uuid")
-        if uuid is not None and not isinstance(uuid, str):
-            raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
-        try:
-            args += [
-                "" if uuid is None else f"u{uuid}",
-                json.dumps(entry, ensure_ascii=False, allow_nan=False),
-            ]
-        except (TypeError, ValueError) as exc:
-            raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
-    return args
+    """Flat ``[marker, json, …]`` script arguments (the marker is ``u<uuid>``, or empty without one)."""
+    return [
+        part for uuid, text in encode_entries(entries) for part in ("" if uuid is None else f"u{uuid}", text)
+    ]
 
 
 class RedisSessionStore:
@@ -219,7 +196,7 @@ class RedisSessionStore:
 
     @contextmanager
     def _errors(self, action: str, key: SessionKey | None) -> Iterator[None]:
-        _require_asyncio(self)
+        require_asyncio(self, _DRIVER)
         if self._closed:
             raise SessionError(f"{self!r} is closed")
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
@@ -18,21 +17,11 @@ import anyio
 import anyio.to_thread
 
 from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry
+from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
 
 __all__ = ["SQLiteSessionStore"]
 
 _DRIVER = "aiosqlite"
-
-
-def _require_asyncio(store: object) -> None:
-    """Fail clearly, not deep inside the driver, when called from another event loop (trio)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise SessionError(
-            f"{store!r} runs on asyncio only: its driver, {_DRIVER}, is asyncio-only"
-        ) from None
 
 
 _SCHEMA = """
@@ -56,22 +45,6 @@ INSERT INTO session_entries (project_key, session_id, subpath, uuid, entry, mtim
 VALUES (?, ?, ?, ?, ?, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
 ON CONFLICT (project_key, session_id, subpath, uuid) DO NOTHING
 """
-
-
-def _encode(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]]:
-    """``(uuid, json)`` per entry; every entry is checked before anything is written."""
-    rows: list[tuple[str | None, str]] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise SessionError(f"session entry {i} is a {type(entry).__name__}, not a JSON object")
-        uuid = entry.get("uuid")
-        if uuid is not None and not isinstance(uuid, str):
-            raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
-        try:
-            rows.append((uuid, json.dumps(entry, ensure_ascii=False, allow_nan=False)))
-        except (TypeError, ValueError) as exc:
-            raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
-    return rows
 
 
 def _parts(key: SessionKey) -> tuple[str, str, str]:
@@ -135,7 +108,7 @@ class SQLiteSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order in one transaction; an entry whose ``uuid`` is stored is skipped."""
-        rows = _encode(entries)
+        rows = encode_entries(entries)
         if not rows:
             return
         pk, sid, sub = _parts(key)
@@ -214,7 +187,7 @@ class SQLiteSessionStore:
     @asynccontextmanager
     async def _connection(self, action: str, key: SessionKey | None) -> AsyncIterator[aiosqlite.Connection]:
         # One connection, one operation at a time: sqlite3 connections are not shared between transactions.
-        _require_asyncio(self)
+        require_asyncio(self, _DRIVER)
         async with self._lock:
             with self._errors(action, key):
                 if self._closed:

@@ -48,7 +48,9 @@ def test_an_error_without_status_names_the_provider():
 
 def test_redact_scrubs_an_echoed_key_from_message_body_and_str():
     key = "sk-test-0123456789abcdef"
-    error = error_for_status(401, f"Incorrect API key provided: {key}", provider="openai", body=f'{{"key": "{key}"}}')
+    error = error_for_status(
+        401, f"Incorrect API key provided: {key}", provider="openai", body=f'{{"key": "{key}"}}'
+    )
     assert error.redact(key, None, "local") is error
     assert key not in str(error) and key not in error.body and key not in repr(error)
     assert "[redacted]" in error.message

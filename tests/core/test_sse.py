@@ -58,3 +58,38 @@ def test_cr_and_lf_split_across_chunks_is_one_line_end():
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_never_raise(data):
     decode([data])
+
+
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [('{"a": 1}', {"a": 1}), (" [1, 2] ", [1, 2]), ('"text"', "text"), ("0", 0)],
+)
+def test_json_data_parses_one_value(data, value):
+    from openagent._sse import json_data
+
+    assert json_data(data) == value
+
+
+@pytest.mark.parametrize("data", ["", "{", '{"a": 1} {"b": 2}', '{"a": 1}x', "[DONE]"])
+def test_json_data_refuses_anything_but_one_value(data):
+    from openagent._sse import json_data
+
+    with pytest.raises(ValueError):
+        json_data(data)
+
+
+def test_the_one_line_fast_path_and_the_general_path_agree():
+    chunks = [b'data: {"a": 1}\n\n', b"data:x\n\n", b"event: e\ndata: y\n\n", b"data: z\n\n"]
+    fast = SSEDecoder()
+    got = [e for c in chunks for e in fast.feed(c)]
+    slow = decode([b"".join(chunks)])
+    assert (
+        got
+        == slow
+        == [
+            ServerSentEvent("message", '{"a": 1}'),
+            ServerSentEvent("message", "x"),
+            ServerSentEvent("e", "y"),
+            ServerSentEvent("message", "z"),
+        ]
+    )

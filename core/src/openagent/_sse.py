@@ -9,15 +9,19 @@ split across chunks is never mangled.
 
 from __future__ import annotations
 
+import json
+import json.scanner
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-__all__ = ["SSEDecoder", "ServerSentEvent", "aiter_sse"]
+__all__ = ["SSEDecoder", "ServerSentEvent", "aiter_sse", "json_data"]
 
 
-@dataclass(slots=True, frozen=True)
-class ServerSentEvent:
-    """One dispatched event: its ``event`` name (``message`` when unnamed), ``data`` and ``id``."""
+class ServerSentEvent(NamedTuple):
+    """One dispatched event: its ``event`` name (``message`` when unnamed), ``data`` and ``id``.
+
+    A NamedTuple, not a dataclass: one is made per streamed event, and a tuple is about three times cheaper.
+    """
 
     event: str
     data: str
@@ -39,6 +43,19 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Decode ``chunk`` and return the events it completed (often none, often one)."""
+        if (  # the common chunk, one event of one data line, when nothing is pending: no line splitting
+            self._started
+            and not self._buffer
+            and not self._data
+            and not self._event
+            and not self._pending_cr
+            and chunk.startswith(b"data:")
+            and chunk.endswith(b"\n\n")
+            and chunk.count(b"\n") == 2
+            and b"\r" not in chunk
+        ):
+            value = chunk[5:-2].decode("utf-8", errors="replace")
+            return [ServerSentEvent("message", value[1:] if value.startswith(" ") else value, self._id)]
         if self._pending_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the \n of a \r\n split across two chunks
         self._pending_cr = False
@@ -96,3 +113,22 @@ async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEve
             yield event
     for event in decoder.flush():
         yield event
+
+
+# The C scanner under `json.loads`, called directly: `json.loads` → `JSONDecoder.decode` → `raw_decode` are
+# three Python-level calls (and two whitespace matches) per event, a fifth of the parse cost of a short one.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_BLANK = frozenset(" \t\n\r")
+
+
+def json_data(data: str) -> Any:
+    """`json.loads` for one event's ``data``: `ValueError` unless it is exactly one JSON value."""
+    if not data or data[0] in _BLANK or data[-1] in _BLANK:
+        return json.loads(data)  # surrounding whitespace (or nothing): the general path
+    try:
+        value, end = _scan(data, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(data):
+        raise ValueError("extra data after the JSON value")
+    return value

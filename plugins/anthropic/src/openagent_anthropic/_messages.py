@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import json
-import json.scanner
 import logging
 import os
 import uuid
@@ -39,7 +38,7 @@ from typing import Any, ClassVar
 
 import anyio
 
-from openagent._sse import ServerSentEvent, SSEDecoder
+from openagent._sse import ServerSentEvent, SSEDecoder, json_data
 from openagent.errors import (
     ConfigError,
     ProviderConnectionError,
@@ -280,25 +279,6 @@ def _decode(data: str) -> dict[str, Any]:
     return payload
 
 
-# The C scanner under `json.loads`, called directly: `json.loads` → `JSONDecoder.decode` → `raw_decode` are
-# three Python-level calls (and two whitespace matches) per event.
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-_BLANK = frozenset(" \t\n\r")
-
-
-def _loads(data: str) -> Any:
-    """`json.loads` for one ``data:`` payload: `ValueError` if it is not exactly one JSON value."""
-    if not data or data[0] in _BLANK or data[-1] in _BLANK:
-        return json.loads(data)  # surrounding whitespace (or nothing): the general path
-    try:
-        value, end = _scan(data, 0)
-    except StopIteration:
-        raise ValueError("not JSON") from None
-    if end != len(data):
-        raise ValueError("extra data after the JSON value")
-    return value
-
-
 async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSentEvent], None]:
     decoder = SSEDecoder()
     async for chunk in chunks:
@@ -309,7 +289,7 @@ async def _batches(chunks: AsyncIterable[bytes]) -> AsyncGenerator[list[ServerSe
 async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[ModelEvent]:
     """Decode the bytes of a messages stream into events; `StreamError` for anything malformed."""
     turn = _Turn()
-    loads = _loads
+    loads = json_data
     async with aclosing(_batches(chunks)) as batches:
         async for batch in batches:
             for sse in batch:

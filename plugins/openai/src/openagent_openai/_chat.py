@@ -8,11 +8,11 @@ tests/openai/test_quirks.py replay each one, whole and re-chunked.
 from __future__ import annotations
 
 import json
-import json.scanner
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from openagent._sse import json_data
 from openagent.errors import StreamError
 from openagent.models import (
     ModelEvent,
@@ -47,25 +47,6 @@ _FINISH = {
     "content_filter": "refusal",
     "eos": "end_turn",  # some vLLM/TGI builds
 }
-
-
-# The C scanner under `json.loads`, called directly: `json.loads` → `JSONDecoder.decode` → `raw_decode` are
-# three Python-level calls per chunk, a fifth of the parse cost of a short chunk.
-_scan = json.scanner.make_scanner(json.JSONDecoder())
-_BLANK = frozenset(" \t\n\r")
-
-
-def _loads(data: str) -> Any:
-    """`json.loads` for one ``data:`` payload: `ValueError` if it is not exactly one JSON value."""
-    if not data or data[0] in _BLANK or data[-1] in _BLANK:
-        return json.loads(data)  # surrounding whitespace: the general path
-    try:
-        value, end = _scan(data, 0)
-    except StopIteration:
-        raise ValueError("not JSON") from None
-    if end != len(data):
-        raise ValueError("extra data after the JSON value")
-    return value
 
 
 def new_call_id() -> str:
@@ -265,7 +246,7 @@ class ChatStream:
         if self.done:
             return []  # trailing data after [DONE]: vLLM sends usage there in some versions, ignored
         try:
-            chunk = _loads(data)
+            chunk = json_data(data)
         except (ValueError, RecursionError):
             raise StreamError(
                 "the stream sent a data line that is not JSON", provider=self.provider, body=data

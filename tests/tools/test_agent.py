@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tool_calls import call
 
 from openagent import (
     AgentOptions,
     ResultMessage,
-    Tool,
     ToolContext,
     ToolError,
     ToolResultBlock,
@@ -22,10 +22,6 @@ from openagent.testing import ScriptedModel, tool_call
 from openagent_tools import all_tools, ask_user_question, todo_write
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(tool: Tool, context: ToolContext, **arguments: Any) -> ToolResultBlock:
-    return await tool.call("call_1", arguments, context)
 
 
 QUESTION = {

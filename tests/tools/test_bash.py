@@ -8,15 +8,12 @@ from typing import Any
 
 import anyio
 import pytest
+from tool_calls import call
 
-from openagent import AgentOptions, Tool, ToolContext, ToolResultBlock
+from openagent import AgentOptions, ToolContext
 from openagent_tools import bash
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(tool: Tool, context: ToolContext, **arguments: Any) -> ToolResultBlock:
-    return await tool.call("call_1", arguments, context)
 
 
 def _alive(pid: int) -> bool:

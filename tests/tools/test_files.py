@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tool_calls import call, failed, ok
 
-from openagent import AgentOptions, Tool, ToolContext, ToolResultBlock
+from openagent import AgentOptions, Tool, ToolContext
 from openagent_tools import edit, glob, grep, read, write
 
 pytestmark = pytest.mark.anyio
@@ -17,22 +18,6 @@ pytestmark = pytest.mark.anyio
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
-
-
-async def call(tool: Tool, context: ToolContext, **arguments: Any) -> ToolResultBlock:
-    return await tool.call("call_1", arguments, context)
-
-
-def ok(result: ToolResultBlock) -> str:
-    assert not result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
-
-
-def failed(result: ToolResultBlock) -> str:
-    assert result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
 
 
 # --- Read ---------------------------------------------------------------------------------------------------

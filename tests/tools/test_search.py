@@ -7,28 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tool_calls import call, failed, ok
 
-from openagent import Tool, ToolContext, ToolResultBlock
+from openagent import ToolContext
 from openagent_tools import glob, grep
 from openagent_tools._search import glob_regex
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(tool: Tool, context: ToolContext, **arguments: Any) -> ToolResultBlock:
-    return await tool.call("call_1", arguments, context)
-
-
-def ok(result: ToolResultBlock) -> str:
-    assert not result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
-
-
-def failed(result: ToolResultBlock) -> str:
-    assert result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from tool_calls import call, failed, ok
 
-from openagent import Tool, ToolContext, ToolResultBlock
+from openagent import ToolContext
 from openagent_tools import SearchResult, web_fetch, web_search
 from openagent_tools import _web as web_module
 
@@ -62,22 +63,6 @@ def server() -> Iterator[str]:
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
-
-
-async def call(tool: Tool, context: ToolContext, **arguments: Any) -> ToolResultBlock:
-    return await tool.call("call_1", arguments, context)
-
-
-def ok(result: ToolResultBlock) -> str:
-    assert not result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
-
-
-def failed(result: ToolResultBlock) -> str:
-    assert result.is_error, result.content
-    assert isinstance(result.content, str)
-    return result.content
 
 
 async def test_fetch_html_as_markdown(server: str, context: ToolContext) -> None:

@@ -448,3 +448,25 @@ async def test_thinking_after_a_signature_starts_a_new_signed_block():
         ThinkingBlock(thinking="first", signature="sig-a"),
         ThinkingBlock(thinking="second", signature="sig-b"),
     ]
+
+
+async def test_set_model_switches_provider_and_closes_the_one_it_made(monkeypatch):
+    closed = []
+
+    class Closing(ScriptedModel):
+        async def aclose(self):
+            closed.append(self.model)
+
+    import openagent.client
+
+    made = lambda options: (Closing(model=options.model), options.model)  # noqa: E731 - a stand-in resolver
+    monkeypatch.setattr(openagent.client, "resolve_provider", made)
+    first = Closing(["from the first"], model="mine")
+    async with Client(AgentOptions(model=first)) as client:
+        await client.set_model("test:one")
+        assert closed == []  # a provider instance belongs to the caller
+        await client.query("echo me")
+        assert [m async for m in client.receive_response()][-1].result == "echo me"
+        await client.set_model("test:two")
+        assert closed == ["test:one"]  # the provider made from a model string is closed when replaced
+    assert first.requests == []

@@ -147,8 +147,12 @@ class Client:
     async def set_model(self, model: str | None = None) -> None:
         """Switch the model for the following turns (history is kept)."""
         conversation = self.conversation
+        previous, owned = conversation.provider, isinstance(self.options.model, str | None)
         self.options.model = model
         conversation.provider, conversation.model = resolve_provider(self.options)
+        close = getattr(previous, "aclose", None)
+        if owned and close is not None:  # a provider made from a model string is ours to close
+            await close()
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode for the following tool calls."""

@@ -16,7 +16,9 @@ import nox
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["tests", "lint", "types", "contract", "compat", "reliability", "integration"]
+nox.options.sessions = [
+    "tests", "lint", "types", "contract", "compat", "reliability", "security", "integration",
+]  # fmt: skip
 
 TEST_DEPS = [
     "pytest>=8.3",
@@ -155,6 +157,14 @@ def reliability(session: nox.Session) -> None:
     _install(session, *[p for p in _packages() if p != "cli"])
     session.install("httpx")
     _pytest(session, "tests/reliability")
+
+
+@nox.session
+def security(session: nox.Session) -> None:
+    """The attacker's view (tests/security): hostile models, repositories, servers and session files."""
+    _apt(session, ["bubblewrap", "strace"])  # the Bash sandbox and the differential fuzz run the real things
+    _install(session, *[p for p in _packages() if p != "cli"], "cli")
+    _pytest(session, "tests/security")
 
 
 @nox.session

@@ -150,15 +150,21 @@ def test_bad_settings_files_exit_2_naming_the_file(openagent, project, content, 
 
 
 def test_tool_support_and_key_advice_come_from_the_provider_profiles(monkeypatch):
-    from openagent.models import ProviderProfile
+    from openagent.models import ModelProfile, ProviderProfile
     from openagent_cli._doctor import Probe, _next_steps, tool_support
     from openagent_cli._settings import Settings
 
     profiles = {
         "hosted": ProviderProfile(name="hosted", api_key_env="HOSTED_API_KEY"),
-        "local": ProviderProfile(name="local", requires_api_key=False, supports_parallel_tool_calls=False),
-        "texty": ProviderProfile(name="texty", requires_api_key=False, tool_call_protocol="text"),
-        "none": ProviderProfile(name="none", requires_api_key=False, supports_tools=False),
+        "local": ProviderProfile(
+            name="local", requires_api_key=False, defaults=ModelProfile(supports_parallel_tool_calls=False)
+        ),
+        "texty": ProviderProfile(
+            name="texty", requires_api_key=False, defaults=ModelProfile(tool_call_protocol="text")
+        ),
+        "none": ProviderProfile(
+            name="none", requires_api_key=False, defaults=ModelProfile(supports_tools=False)
+        ),
     }
     assert tool_support("hosted", profiles) == "yes, native"
     assert tool_support("local", profiles) == "yes, native (one call per turn)"

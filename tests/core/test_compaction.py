@@ -5,7 +5,7 @@ import pytest
 from openagent import AgentOptions, Client, HookMatcher, run, tool
 from openagent.compaction import SUMMARY_MARKER, Compaction, estimate_tokens
 from openagent.errors import ContextWindowExceededError
-from openagent.models import ProviderProfile
+from openagent.models import ModelProfile, ProviderProfile
 from openagent.testing import ScriptedModel, tool_call
 from openagent.types import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
@@ -159,13 +159,15 @@ async def test_manual_compaction_from_the_client():
 
 
 async def test_the_window_comes_from_the_provider_profile():
-    profile = ProviderProfile(name="small", context_window=50)
+    profile = ProviderProfile(name="small", defaults=ModelProfile(context_window=50))
     assert Compaction().window(ScriptedModel(profile=profile)) == 50
     assert Compaction(context_window=10).window(ScriptedModel(profile=profile)) == 10
     assert Compaction().window(ScriptedModel()) is None
 
 
 async def test_compaction_off_never_touches_the_history(tmp_path):
-    model = ScriptedModel(["x"], profile=ProviderProfile(name="tiny", context_window=1))
+    model = ScriptedModel(
+        ["x"], profile=ProviderProfile(name="tiny", defaults=ModelProfile(context_window=1))
+    )
     await run("hello " * 100, AgentOptions(model=model, compaction=None, cwd=tmp_path))
     assert model.requests[0].messages[0].content.startswith("hello")

@@ -544,12 +544,12 @@ class _HookPlugin:
     reason="needs the register_hooks hookspec and Registry.hooks",
 )
 async def test_plugins_contribute_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openagent import loop
+    from openagent import _runtime
 
     plugin_hook = Recorder(specific("PreToolUse", updatedInput={"text": "from plugin"}))
     registry = load_plugins(extra=[("hooky", _HookPlugin(plugin_hook))])
     assert registry.plugins["hooky"].error is None
-    monkeypatch.setattr(loop, "registry", lambda: registry)
+    monkeypatch.setattr(_runtime, "registry", lambda: registry)
     own = Recorder()
     messages, _ = await run(
         [[tool_call("echo", {"text": "a"})], "end"], {"PreToolUse": [HookMatcher(hooks=[own])]}

@@ -457,10 +457,10 @@ async def test_set_model_switches_provider_and_closes_the_one_it_made(monkeypatc
         async def aclose(self):
             closed.append(self.model)
 
-    import openagent.client
+    from openagent import _runtime
 
     made = lambda options: (Closing(model=options.model), options.model)  # noqa: E731 - a stand-in resolver
-    monkeypatch.setattr(openagent.client, "resolve_provider", made)
+    monkeypatch.setattr(_runtime, "_provider", made)
     first = Closing(["from the first"], model="mine")
     async with Client(AgentOptions(model=first)) as client:
         await client.set_model("test:one")

@@ -2,15 +2,9 @@ import json
 
 import pytest
 
-from openagent import AgentOptions, run
+from openagent import AgentOptions, delete_session, fork_session, get_session_messages, list_sessions, run
 from openagent.errors import SessionError
-from openagent.sessions import (
-    JSONLSessionStore,
-    delete_session,
-    fork_session,
-    get_session_messages,
-    list_sessions,
-)
+from openagent.sessions import JSONLSessionStore
 from openagent.testing import ScriptedModel, thinking, tool_call
 from openagent.types import ThinkingBlock, UserMessage
 

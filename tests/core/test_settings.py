@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from openagent import AgentOptions, Client, run
-from openagent.models import ProviderProfile
+from openagent.models import ModelProfile, ProviderProfile
 from openagent.settings import load_settings
 from openagent.testing import ScriptedModel, tool_call
 from openagent.types import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
@@ -190,7 +190,7 @@ async def test_a_warning_once_per_model_when_the_profile_cannot_call_tools(anyio
         """Nothing."""
         return ""
 
-    profile = ProviderProfile(name="tiny", supports_tools=False)
+    profile = ProviderProfile(name="tiny", defaults=ModelProfile(supports_tools=False))
     name = f"no-tools-{anyio_backend}"  # warnings are once per model and process
     with pytest.warns(UserWarning, match="cannot call tools natively.*tool_call_protocol='text'"):
         await run("x", AgentOptions(model=ScriptedModel(["a"], model=name, profile=profile), tools=[noop]))

@@ -5,7 +5,7 @@ from pydantic import BaseModel
 
 from openagent import AgentOptions, run
 from openagent.errors import ConfigError
-from openagent.models import ProviderProfile
+from openagent.models import ModelProfile, ProviderProfile
 from openagent.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +35,7 @@ async def test_a_json_schema_answer_is_parsed_and_validated():
 
 
 async def test_a_model_type_gives_a_model_instance_and_native_endpoints_get_the_schema():
-    native = ProviderProfile(name="n", supports_json_schema=True)
+    native = ProviderProfile(name="n", defaults=ModelProfile(supports_json_schema=True))
     model = ScriptedModel(['{"city": "Lyon", "population": 500000}'], profile=native)
     result = await run("x", AgentOptions(model=model, output_format=City, system_prompt="Be brief."))
     assert result.structured_output == City(city="Lyon", population=500000)

@@ -15,6 +15,7 @@ from openai_replay import SPLITS, Replay, sse
 
 from openagent.errors import StreamError
 from openagent.models import (
+    ModelProfile,
     ModelRequest,
     Stop,
     TextDelta,
@@ -426,7 +427,9 @@ async def test_stream_error_keeps_the_offending_data(replay: Replay) -> None:
 # --- the text tool-call protocol ---------------------------------------------------------------------------
 
 TEXT_PROFILE = dataclasses.replace(
-    PROFILES["openai-compatible"], base_url="http://127.0.0.1:9/v1", tool_call_protocol="text"
+    PROFILES["openai-compatible"],
+    base_url="http://127.0.0.1:9/v1",
+    defaults=ModelProfile(tool_call_protocol="text"),
 )
 ADD = ToolSpec("add", "Add two integers.", {"type": "object", "properties": {"a": {"type": "integer"}}})
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from openagent.models import ModelRequest, ToolSpec
+from openagent.models import ModelProfile, ModelRequest, ToolSpec
 from openagent.types import (
     AssistantMessage,
     TextBlock,
@@ -164,7 +164,7 @@ def test_structured_tool_result_content_flattened_to_text() -> None:
 
 
 def test_text_protocol_describes_tools_and_replays_calls_as_text() -> None:
-    profile = dataclasses.replace(PROFILES["llamacpp"], tool_call_protocol="text")
+    profile = dataclasses.replace(PROFILES["llamacpp"], defaults=ModelProfile(tool_call_protocol="text"))
     sent = build_body(ModelRequest("m", _round_trip(), system="Be brief.", tools=[ADD]), "m", profile)
     assert "tools" not in sent
     system, _, assistant, results, *_ = sent["messages"]

@@ -239,9 +239,9 @@ async def test_persistent_server_errors_give_up_after_the_attempts(
 async def test_refused_connections_are_retried_then_typed(
     server: ScriptedServer, wire: Wire, tmp_path: Path, retries: list[Any], anyio_backend: str
 ) -> None:
-    opts = options(server, wire, tmp_path)
     port = closed_port()
-    opts.base_url = wire.url(server).replace(f":{server.port}", f":{port}")
+    opts = options(server, wire, tmp_path)
+    opts = opts.replace(base_url=wire.url(server).replace(f":{server.port}", f":{port}"))
     with anyio.fail_after(DEADLINE):
         messages, error = await collect(opts)
     assert isinstance(error, ProviderConnectionError)

@@ -191,9 +191,8 @@ async def test_an_agent_is_denied_edits_outside_its_rules(
     assert results[0].is_error and "Edit needs permission" in str(results[0].content)
     assert results[1].is_error and "Write needs permission" in str(results[1].content)
     assert (project / "README.md").read_text().startswith("# Demo")
-    options.permission_mode = "acceptEdits"
     model2 = ScriptedModel([[tool_call("Write", {"file_path": "../escape.txt", "content": "x"})], "ok"])
-    options.model = model2
+    options = options.replace(permission_mode="acceptEdits", model=model2)
     (result,) = _results(await _run(options, "go"))
     assert result.is_error and "outside the directories this agent may use" in str(result.content)
     assert not (project.parent / "escape.txt").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -220,7 +221,7 @@ async def test_add_dirs_extend_the_allowed_places(project: Path, outside: Path) 
         options=AgentOptions(cwd=project, add_dirs=[outside]),
     )
     assert "top secret" in ok(await call(read, context, file_path=str(outside / "secret.txt")))
-    context.options.add_dirs = []
+    context = dataclasses.replace(context, options=context.options.replace(add_dirs=[]))
     assert "outside" in failed(await call(read, context, file_path=str(outside / "secret.txt")))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._transcripts import delete_session, fork_session, get_session_messages, list_sessions
 from .agents import AgentDefinition
 from .client import Client
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
@@ -61,7 +62,11 @@ __all__ = [
     "ToolUseError",
     "Usage",
     "UserMessage",
+    "delete_session",
+    "fork_session",
+    "get_session_messages",
     "hookimpl",  # provided lazily by __getattr__
+    "list_sessions",
     "query",
     "run",
     "run_sync",

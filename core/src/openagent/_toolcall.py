@@ -1,27 +1,92 @@
 """One tool call through the pipeline: PreToolUse hooks → permissions → the tool → PostToolUse hooks.
 
-The loop runs a turn's calls (concurrently, in order, interruptibly); this module decides and runs each.
+`tool_call` is a step of its own: a `ToolEnv` (what the pipeline needs from the run: tools, hooks, rules,
+mode, where it runs; never the conversation) and one call in, a `ToolCallResult` out — serialisable both
+ways, so a workflow engine can run it as an activity. The loop runs a turn's calls (concurrently, in order,
+interruptibly) through it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .hooks import HookEvent, HookOutcome, run_hooks
+from .hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
 from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
-from .tools import ToolContext
+from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
 if TYPE_CHECKING:
-    from .loop import Conversation
+    from pydantic import TypeAdapter
 
-__all__ = ["run_tool_call"]
+    from .options import AgentOptions
+    from .permissions import CanUseTool, PermissionMode
+
+__all__ = ["ToolCallResult", "ToolEnv", "tool_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnv:
+    """What the tool pipeline needs from a run: tools, hooks, permission rules and mode, where it runs."""
+
+    tools: Mapping[str, Tool]
+    hooks: Mapping[str, Sequence[HookMatcher]]
+    options: AgentOptions
+    session_id: str
+    cwd: Path
+    permission_mode: PermissionMode = "default"
+    allowed: Sequence[str] = ()
+    disallowed: Sequence[str] = ()
+    ask: Sequence[str] = ()
+    depth: int = 0
+    """How many subagents deep the run is (0 for the top-level agent)."""
+    parent_tool_use_id: str | None = None
+    hook_base: Mapping[str, Any] = field(default_factory=dict)
+    """The keys every hook input of the run has (session, cwd, permission mode, parent)."""
+
+    @property
+    def can_use_tool(self) -> CanUseTool | None:
+        """The user's permission callback."""
+        return self.options.can_use_tool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """What one call produced: its result, whether it ended the turn, and messages it handed on."""
+
+    result: ToolResultBlock
+    ends_turn: bool = False
+    """A hook said stop (``continue: false``) or a denial interrupted the turn."""
+    messages: list[Message] = field(default_factory=list)
+    """Messages the tool emitted (a subagent's), yielded before the turn's results."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON data."""
+        return _adapter().dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCallResult:
+        """Rebuild a result from `to_json`'s data."""
+        return _adapter().validate_python(dict(data))
+
+
+_ADAPTER: TypeAdapter[ToolCallResult] | None = None
+
+
+def _adapter() -> TypeAdapter[ToolCallResult]:
+    global _ADAPTER
+    if _ADAPTER is None:
+        from pydantic import TypeAdapter
+
+        _ADAPTER = TypeAdapter(ToolCallResult)
+    return _ADAPTER
 
 
 async def _decide(
-    conversation: Conversation,
+    env: ToolEnv,
     call_id: str,
     name: str,
     arguments: dict[str, Any],
@@ -31,74 +96,83 @@ async def _decide(
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
 
     async def notify(message: str) -> None:
-        data = conversation.hook_input(
-            message=message, notification_type="permission_prompt", title="Permission needed"
+        data = {**env.hook_base, "message": message, "notification_type": "permission_prompt"}
+        await run_hooks(
+            env.hooks, "Notification", {**data, "title": "Permission needed"}, target="permission_prompt"
         )
-        await run_hooks(conversation.hooks, "Notification", data, target="permission_prompt")
 
     return await check_permission(
         name,
         arguments,
         requires_permission=requires_permission,
-        mode=conversation.options.permission_mode,
-        allowed=conversation.allowed,
-        disallowed=conversation.disallowed,
-        ask=conversation.ask,
+        mode=env.permission_mode,
+        allowed=env.allowed,
+        disallowed=env.disallowed,
+        ask=env.ask,
         hook_decision=pre.permission_decision,
         hook_reason=pre.permission_decision_reason,
-        can_use_tool=conversation.options.can_use_tool,
+        can_use_tool=env.can_use_tool,
         context=ToolPermissionContext(tool_use_id=call_id),
-        cwd=conversation.cwd,
+        cwd=env.cwd,
         on_ask=notify,
     )
 
 
-def _error(call_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
+def _error(call_id: str, message: str, ends_turn: bool = False) -> ToolCallResult:
+    return ToolCallResult(ToolResultBlock(tool_use_id=call_id, content=message, is_error=True), ends_turn)
 
 
-async def run_tool_call(
-    conversation: Conversation, call: ToolUseBlock | ToolUseError, emit: Callable[[Message], None]
-) -> tuple[ToolResultBlock | None, bool]:
-    """The call's result and whether the turn must end; ``None`` when the caller answers it (client-side)."""
+async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCallResult:
+    """Run one call of a tool with a handler (client-side calls never come here: `decide` parks them)."""
     if isinstance(call, ToolUseError):
-        return _error(call.id, f"Error: {call.error}"), False
-    found = conversation.tools.get(call.name)
-    if found is None:
-        known = ", ".join(conversation.tools) or "none"
-        return _error(call.id, f"Error: no tool named {call.name!r}. Available tools: {known}"), False
-    if found.handler is None:
-        conversation.pending[call.id] = call
-        return None, False
-    opts, hooks = conversation.options, conversation.hooks
-    hook_input = conversation.hook_input(tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
-    pre = await run_hooks(hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
+        return _error(call.id, f"Error: {call.error}")
+    found = env.tools.get(call.name)
+    if found is None or found.handler is None:
+        known = ", ".join(env.tools) or "none"
+        return _error(call.id, f"Error: no tool named {call.name!r}. Available tools: {known}")
+    hook_input = {**env.hook_base, "tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
+    pre = await run_hooks(env.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
     arguments = pre.updated_input if pre.updated_input is not None else call.input
     if pre.block_reason or not pre.continue_:
-        return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
-
-    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
+        return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook", not pre.continue_)
+    decision = await _decide(env, call.id, call.name, arguments, found.requires_permission, pre)
     if isinstance(decision, PermissionResultDeny):
-        return _error(call.id, decision.message), decision.interrupt
+        return _error(call.id, decision.message, decision.interrupt)
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    emitted: list[Message] = []
     context = ToolContext(
         tool_use_id=call.id,
-        session_id=conversation.session_id,
-        cwd=str(conversation.cwd),
-        options=opts,
-        emit=emit,
-        depth=conversation.depth,
-        tools=conversation.tools,
+        session_id=env.session_id,
+        cwd=str(env.cwd),
+        options=env.options,
+        emit=emitted.append,
+        depth=env.depth,
+        tools=env.tools,
+        hooks=env.hooks,
+        permission_mode=env.permission_mode,
     )
     result = await found.call(call.id, arguments, context)
+    result, ends_turn = await _after(env, call, hook_input, arguments, result, pre)
+    return ToolCallResult(result, ends_turn, emitted)
+
+
+async def _after(
+    env: ToolEnv,
+    call: ToolUseBlock,
+    hook_input: dict[str, Any],
+    arguments: dict[str, Any],
+    result: ToolResultBlock,
+    pre: HookOutcome,
+) -> tuple[ToolResultBlock, bool]:
+    """The PostToolUse (or PostToolUseFailure) hooks: they may replace the output or add context."""
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
     post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
     if result.is_error:
         post_input["error"] = (
             result.content if isinstance(result.content, str) else json.dumps(result.content)
         )
-    post = await run_hooks(hooks, event, post_input, tool_use_id=call.id, target=call.name)
+    post = await run_hooks(env.hooks, event, post_input, tool_use_id=call.id, target=call.name)
     if post.has_updated_output:
         result = result.model_copy(update={"content": post.updated_output})
     notes = [*pre.additional_context, *post.additional_context]

@@ -11,8 +11,18 @@ import json
 import uuid
 from typing import Any
 
+from .errors import StreamError
 from .models import ModelEvent, RawContent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-from .types import ContentBlock, RawBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError, Usage
+from .types import (
+    AssistantMessage,
+    ContentBlock,
+    RawBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    ToolUseError,
+    Usage,
+)
 
 __all__ = ["TurnBuilder"]
 
@@ -121,6 +131,33 @@ class TurnBuilder:
             else:
                 content.append(_tool_block(meta[0], meta[1], "".join(parts)))
         return content
+
+    def message(
+        self, model: str, parent_tool_use_id: str | None = None, *, interrupted: bool = False
+    ) -> AssistantMessage:
+        """The finished turn; an interrupted one keeps only its text and thinking (never half a call).
+
+        Raises:
+            StreamError: The stream ended without a stop event and was not interrupted (a truncated turn).
+        """
+        if self.stop is None and not interrupted:
+            partial_text = "".join("".join(b[1]) for b in self.blocks)
+            raise StreamError(
+                "the stream ended before the turn finished (no stop reason)",
+                provider=model,
+                body=partial_text or None,
+            )
+        content = self.content()
+        if interrupted:
+            content = [b for b in content if isinstance(b, TextBlock | ThinkingBlock)]
+        reason = "interrupted" if interrupted else self.stop.reason if self.stop else "incomplete"
+        return AssistantMessage(
+            content=content,
+            model=model,
+            usage=self.usage,
+            stop_reason=reason,
+            parent_tool_use_id=parent_tool_use_id,
+        )
 
 
 def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:

@@ -1,8 +1,9 @@
-"""Subagents: `AgentDefinition`, the ``Task`` tool that runs them, and `as_tool` for agents built in code.
+"""Subagents: the ``Task`` tool that runs them, and `as_tool` for agents built in code.
 
-A subagent is a child `Conversation` with its own history. It inherits the parent's tools (narrowed by the
-definition's ``tools``), permissions and hooks; its messages reach the caller with ``parent_tool_use_id``
-set to the delegating call's id, and its final text is that call's result::
+A subagent is a child `Conversation` with its own history, made by one function, `child`. A ``Task`` child
+takes its parent's live tools (narrowed by its definition's ``tools``), permissions and hooks; an agent built
+in code keeps its own options. Either way its messages reach the caller with ``parent_tool_use_id`` set to
+the delegating call's id, and its final text is that call's result::
 
     options = AgentOptions(
         model="ollama:qwen3",
@@ -16,21 +17,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
+from ._runtime import Inherited, merged_hooks
 from .errors import ToolError
-from .hooks import merge_hooks, run_hooks
+from .hooks import HookMatcher, run_hooks
+from .loop import Conversation
+from .options import AgentDefinition, AgentOptions
 from .tools import Tool, ToolContext, tool
 from .types import AssistantMessage, ResultMessage, UserMessage
 
-if TYPE_CHECKING:
-    from .models import Provider
-    from .options import AgentOptions
-
-__all__ = ["MAX_DEPTH", "AgentDefinition", "as_tool", "task_tool"]
+__all__ = ["MAX_DEPTH", "AgentDefinition", "as_tool", "child", "task_tool"]
 
 logger = logging.getLogger("openagent.agents")
 
@@ -39,24 +38,8 @@ MAX_DEPTH = 3
 
 _INHERIT = frozenset({"inherit", "sonnet", "opus", "haiku"})
 """Model names that mean "the parent's model" (Claude's aliases name models no other provider has)."""
-
-
-@dataclass
-class AgentDefinition:
-    """A subagent the ``Task`` tool can run (the Claude Agent SDK's fields)."""
-
-    description: str
-    """When to use this agent, for the model choosing one."""
-    prompt: str
-    """The agent's system prompt."""
-    tools: Sequence[str] | None = None
-    """Names of the parent's tools the agent may use; ``None`` means all of them."""
-    model: str | Provider | None = None
-    """``None`` or ``"inherit"``: the parent's model; else a ``"provider:model"`` string or a provider."""
-    max_turns: int | None = None
-    """The agent's own turn limit; ``None`` keeps the parent's."""
-    disallowed_tools: Sequence[str] = ()
-    """Tools removed from the agent's set."""
+_SESSION_EVENTS = frozenset({"SessionStart", "SessionEnd"})
+"""Hooks a child does not fire: its session is its parent's."""
 
 
 def _definition(value: Any) -> AgentDefinition:
@@ -83,90 +66,95 @@ def _definition(value: Any) -> AgentDefinition:
     )
 
 
-def _child_options(parent: AgentOptions, definition: AgentDefinition) -> AgentOptions:
-    from .options import AgentOptions
+def _hooks(context: ToolContext) -> Mapping[str, Sequence[HookMatcher]]:
+    """The calling run's merged hooks (merged from its options only for a context built by hand)."""
+    if context.hooks is not None:
+        return context.hooks
+    return merged_hooks(context.options or AgentOptions(model="test:echo"))
 
-    values = {f.name: getattr(parent, f.name) for f in fields(AgentOptions)}
+
+def child(context: ToolContext, definition: AgentDefinition | AgentOptions) -> Conversation:
+    """The one way a subagent is made: a child conversation of the run that ``context`` belongs to.
+
+    An `AgentDefinition` derives the child's options from its parent's (its prompt, model, turn limit)
+    and inherits the parent's live tools and merged hooks; `AgentOptions` (an agent built in code) are
+    the child's own. Children never persist on their own (the parent records what they hand it), never
+    resume, and never stream partial messages.
+    """
+    quiet = {"persist_session": False, "resume": None, "continue_conversation": False}
+    quiet |= {"fork_session": False, "include_partial_messages": False}
+    parent_id, depth = context.tool_use_id, context.depth + 1
+    if isinstance(definition, AgentOptions):
+        return Conversation(definition.replace(**quiet), inherit=Inherited(parent_id, depth))
+    parent = context.options or AgentOptions()
     model = definition.model
     if model is None or (isinstance(model, str) and model in _INHERIT):
         model = parent.model
-    hooks = {k: v for k, v in (parent.hooks or {}).items() if k not in ("SessionStart", "SessionEnd")}
-    values.update(
+    mode = context.permission_mode or parent.permission_mode
+    options = parent.replace(
+        **quiet,
         model=model,
         system_prompt=definition.prompt,
         max_turns=definition.max_turns if definition.max_turns is not None else parent.max_turns,
-        hooks=hooks or None,
-        persist_session=False,  # the parent persists what the child hands it
-        resume=None,
-        continue_conversation=False,
-        fork_session=False,
         session_id=None,
-        include_partial_messages=False,
         output_format=None,
+        permission_mode=mode,
     )
-    return AgentOptions(**values)
+    hooks = {k: v for k, v in _hooks(context).items() if k not in _SESSION_EVENTS}
+    inherit = Inherited(
+        parent_id,
+        depth,
+        tools=context.tools,
+        hooks=hooks,
+        only=tuple(definition.tools) if definition.tools is not None else None,
+        without=tuple(definition.disallowed_tools),
+    )
+    return Conversation(options, inherit=inherit)
 
 
-def _hooks_of(context: ToolContext) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The parent's hooks as its run sees them (plugins' and its options'), and their common input keys."""
-    from .plugins import registry
-
+async def delegate(
+    context: ToolContext, definition: AgentDefinition | AgentOptions, prompt: str, agent_type: str
+) -> dict[str, Any]:
+    """Run ``prompt`` in a `child` conversation and return its final text as a tool result."""
+    if context.depth + 1 > MAX_DEPTH:
+        raise ToolError(f"subagents may nest {MAX_DEPTH} deep; {agent_type!r} was not started")
+    hooks = _hooks(context)
     options = context.options
-    hooks = merge_hooks(registry().hooks, options.hooks if options is not None else None)
+    mode = context.permission_mode or (options.permission_mode if options is not None else "default")
     hook_input = {
         "session_id": context.session_id,
         "cwd": context.cwd,
         "transcript_path": None,
-        "permission_mode": options.permission_mode if options is not None else "default",
+        "permission_mode": mode,
         "agent_id": context.tool_use_id,
     }
-    return hooks, hook_input
-
-
-def _narrow(
-    child_tools: dict[str, Tool],
-    inherited: Mapping[str, Tool] | None,
-    tools: Sequence[str] | None,
-    disallowed: Sequence[str],
-) -> dict[str, Tool]:
-    """The child's tools: the parent's live ones when given, narrowed by the definition."""
-    chosen = (
-        dict(inherited) if inherited is not None else child_tools
-    )  # the parent's MCP servers, not new ones
-    if tools is not None:
-        chosen = {name: t for name, t in chosen.items() if name in set(tools)}
-    return {name: t for name, t in chosen.items() if name not in set(disallowed)}
-
-
-async def _delegate(
-    options: AgentOptions,
-    prompt: str,
-    context: ToolContext,
-    agent_type: str,
-    tools: Sequence[str] | None = None,
-    disallowed: Sequence[str] = (),
-    inherited: Mapping[str, Tool] | None = None,
-) -> dict[str, Any]:
-    """Run ``prompt`` in a child conversation and return its final text as a tool result."""
-    from .loop import Conversation  # the loop imports this module: import it when first needed
-
-    if context.depth + 1 > MAX_DEPTH:
-        raise ToolError(f"subagents may nest {MAX_DEPTH} deep; {agent_type!r} was not started")
-    parent_hooks, hook_input = _hooks_of(context)
-    started = await run_hooks(parent_hooks, "SubagentStart", {**hook_input, "agent_type": agent_type})
+    started = await run_hooks(hooks, "SubagentStart", {**hook_input, "agent_type": agent_type})
     if started.is_blocked:
         raise ToolError(started.block_reason or started.stop_reason or f"subagent {agent_type!r} was blocked")
     if started.additional_context:
         prompt = "\n\n".join([prompt, *started.additional_context])
-    child = Conversation(options, parent_tool_use_id=context.tool_use_id, depth=context.depth + 1)
+    conversation = child(context, definition)
+    result, last_text = await _drive(conversation, prompt, context)
+    stop_input = {"agent_type": agent_type, "stop_hook_active": False, "last_assistant_message": last_text}
+    await run_hooks(hooks, "SubagentStop", {**hook_input, **stop_input, "agent_transcript_path": None})
+    if result is None or result.is_error:
+        subtype = result.subtype if result is not None else "no result"
+        text = f"subagent {agent_type!r} stopped ({subtype}): {last_text}".rstrip()
+        return {"content": text, "is_error": True}
+    return {"content": result.result or last_text}
+
+
+async def _drive(
+    conversation: Conversation, prompt: str, context: ToolContext
+) -> tuple[ResultMessage | None, str]:
+    """Run the child on ``prompt``, handing its messages to the parent: its result and last text."""
     emit = context.emit or (lambda message: None)
     result: ResultMessage | None = None
     last_text = ""
     try:
-        await child.start()
-        child.tools = _narrow(child.tools, inherited, tools, disallowed)
+        await conversation.start()
         emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
-        async with aclosing(child.run(prompt)) as messages:
+        async with aclosing(conversation.run(prompt)) as messages:
             async for message in messages:
                 if isinstance(message, ResultMessage):
                     result = message
@@ -176,14 +164,8 @@ async def _delegate(
                         last_text = "".join(getattr(b, "text", "") for b in message.content) or last_text
     finally:
         with anyio.CancelScope(shield=True):
-            await child.aclose()
-    stop_input = {"agent_type": agent_type, "stop_hook_active": False, "last_assistant_message": last_text}
-    await run_hooks(parent_hooks, "SubagentStop", {**hook_input, **stop_input, "agent_transcript_path": None})
-    if result is None or result.is_error:
-        subtype = result.subtype if result is not None else "no result"
-        text = f"subagent {agent_type!r} stopped ({subtype}): {last_text}".rstrip()
-        return {"content": text, "is_error": True}
-    return {"content": result.result or last_text}
+            await conversation.aclose()
+    return result, last_text
 
 
 def task_tool(agents: Mapping[str, Any]) -> Tool:
@@ -210,13 +192,7 @@ def task_tool(agents: Mapping[str, Any]) -> Tool:
         if definition is None:
             known = ", ".join(sorted(definitions)) or "none"
             raise ToolError(f"unknown subagent_type {subagent_type!r}; available agents: {known}")
-        options = _child_options(context.options, definition)
-        inherited = getattr(context, "tools", None)  # set by loops whose ToolContext carries the tools
-        if inherited is not None:
-            options.mcp_servers = None
-        return await _delegate(
-            options, prompt, context, subagent_type, definition.tools, definition.disallowed_tools, inherited
-        )
+        return await delegate(context, definition, prompt, subagent_type)
 
     summary = f"Launch a subagent to handle a task on its own. Available agents:\n{listing}"
     return tool("Task", summary)(run_task)
@@ -233,21 +209,14 @@ def as_tool(options: AgentOptions, name: str, description: str) -> Tool:
         name: The tool name the calling model sees.
         description: When to use it, for the calling model.
     """
-    from .options import AgentOptions
 
-    values = {f.name: getattr(options, f.name) for f in fields(AgentOptions)}
-    values.update(
-        persist_session=False, resume=None, continue_conversation=False, include_partial_messages=False
-    )
-    child_options = AgentOptions(**values)
-
-    async def delegate(prompt: str, context: ToolContext) -> dict[str, Any]:
+    async def delegate_to_agent(prompt: str, context: ToolContext) -> dict[str, Any]:
         """Delegate a task.
 
         Args:
             prompt: The task, with all the context the agent needs.
             context: The calling run (given by the loop, not by the model).
         """
-        return await _delegate(child_options, prompt, context, name)
+        return await delegate(context, options, prompt, name)
 
-    return tool(name, description)(delegate)
+    return tool(name, description)(delegate_to_agent)

@@ -12,7 +12,6 @@ import anyio
 
 from .errors import ConfigError
 from .loop import Conversation
-from .models import resolve_provider
 from .options import AgentOptions
 from .query import MessageStream, messages_of
 from .types import AssistantMessage, Message, ResultMessage, SystemMessage, Usage, UserMessage
@@ -40,13 +39,18 @@ class Client:
     """
 
     def __init__(self, options: AgentOptions | None = None) -> None:
-        self.options = options or AgentOptions()
+        self._options = options or AgentOptions()
         self._conversation: Conversation | None = None
         self._prompts: deque[str | UserMessage | Mapping[str, Any]] = deque()
         self._arrived = anyio.Event()
         self._closed = False
         self._listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         self._status: ClientStatus = "idle"
+
+    @property
+    def options(self) -> AgentOptions:
+        """The options in force: those given, with the model `set_model` chose (the caller's stay)."""
+        return self._options
 
     @property
     def status(self) -> ClientStatus:
@@ -62,7 +66,7 @@ class Client:
         """  # noqa: D205
         self._listeners.append((event_type, callback))
         if self._conversation is not None:
-            self._conversation.listeners.append((event_type, callback))
+            self._conversation.listen(event_type, callback)
         return callback
 
     async def __aenter__(self) -> Client:
@@ -84,8 +88,9 @@ class Client:
     async def connect(self, prompt: str | None = None) -> None:
         """Resolve the provider, open (or resume) the session, and optionally queue a first prompt."""
         if self._conversation is None:
-            self._conversation = Conversation(self.options)
-            self._conversation.listeners.extend(self._listeners)
+            self._conversation = Conversation(self._options)
+            for event_type, callback in self._listeners:
+                self._conversation.listen(event_type, callback)
             await self._conversation.start()
         if prompt is not None:
             await self.query(prompt)
@@ -145,18 +150,17 @@ class Client:
         self.conversation.interrupt()
 
     async def set_model(self, model: str | None = None) -> None:
-        """Switch the model for the following turns (history is kept)."""
-        conversation = self.conversation
-        previous, owned = conversation.provider, isinstance(self.options.model, str | None)
-        self.options.model = model
-        conversation.provider, conversation.model = resolve_provider(self.options)
-        close = getattr(previous, "aclose", None)
-        if owned and close is not None:  # a provider made from a model string is ours to close
-            await close()
+        """Switch the model for the following turns (history is kept).
+
+        The options given to the client are not changed: `options` becomes a copy with the new model.
+        A provider the client made from a model string is closed; a provider instance is the caller's.
+        """
+        await self.conversation.set_model(model)
+        self._options = self._options.replace(model=model)
 
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode for the following tool calls."""
-        self.options.permission_mode = mode  # type: ignore[assignment]
+        self.conversation.set_permission_mode(mode)
 
     async def disconnect(self) -> None:
         """Close the session and the provider; queued prompts are dropped."""

@@ -1,10 +1,12 @@
 """Context-window management: count the history's tokens, trim big tool results, summarise old turns.
 
 Before each model request the loop asks `Compaction.needed` whether the history would pass ``threshold``
-of the context window. If so it fires ``PreCompact`` and compacts: first it trims tool results longer than
-``max_tool_result_chars``; if that is not enough, it asks a model for a summary of the oldest turns and
-replaces them with it, keeping the latest ``keep_last`` messages and never separating a tool call from
-its result. A compaction entry in the session lets a resumed run rebuild the same, compacted history.
+of the context window (the policy's own, else the model profile's: from maintained data, the server, or
+the run's options). If so it fires ``PreCompact`` and calls `compact`, a function of the history, the
+provider and the policy alone: it trims tool results longer than ``max_tool_result_chars``; if that is not
+enough, it asks a model for a summary of the oldest turns and replaces them with it, keeping the latest
+``keep_last`` messages and never separating a tool call from its result. It returns the new history and
+the ``compact_boundary`` message; the loop persists both, so a resumed run rebuilds the compacted history.
 """
 
 from __future__ import annotations
@@ -12,10 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .hooks import run_hooks
-from .models import ModelRequest, Provider, Stop, TextDelta
+from .models import ModelProfile, ModelRequest, Provider, Stop, TextDelta
 from .types import (
     AssistantMessage,
     SystemMessage,
@@ -25,9 +26,6 @@ from .types import (
     ToolUseError,
     UserMessage,
 )
-
-if TYPE_CHECKING:
-    from .loop import Conversation
 
 __all__ = ["Compaction", "compact", "estimate_tokens"]
 
@@ -50,7 +48,7 @@ class Compaction:
     """When and how to compact. ``AgentOptions.compaction=None`` turns it off."""
 
     context_window: int | None = None
-    """Tokens the model can take; ``None`` uses the provider profile's (no profile figure: no compaction)."""
+    """Tokens the model can take; ``None`` uses the model profile's (no figure anywhere: no compaction)."""
     threshold: float = 0.8
     """Compact when the next request would exceed this share of the window."""
     keep_last: int = 6
@@ -60,22 +58,23 @@ class Compaction:
     model: Provider | None = None
     """The provider that writes summaries; ``None`` uses the run's own."""
 
-    def window(self, provider: Provider) -> int | None:
-        """The context window in force for ``provider``."""
-        profile = getattr(provider, "profile", None)
-        return self.context_window or getattr(profile, "context_window", None)
+    def window(self, source: Provider | ModelProfile) -> int | None:
+        """The context window in force: the policy's, else the profile's (a provider's endpoint defaults)."""
+        if not isinstance(source, ModelProfile):
+            profile = getattr(source, "profile", None)
+            source = getattr(profile, "defaults", None) or ModelProfile()
+        return self.context_window or source.context_window
 
-    def needed(self, history: History, provider: Provider, extra: int = 0) -> bool:
+    def needed(self, history: History, window: int | None, extra: int = 0) -> bool:
         """Whether ``history`` (plus ``extra`` tokens of system prompt and tools) passes the threshold."""
-        window = self.window(provider)
         return window is not None and estimate_tokens(history) + extra > self.threshold * window
 
     async def apply(
-        self, history: History, provider: Provider, model: str, extra: int, *, force: bool
+        self, history: History, provider: Provider, model: str, window: int | None, extra: int, *, force: bool
     ) -> History:
         """Trim long tool results; if still too big (or ``force``), summarise all but the latest turns."""
         history = self.trim(history)
-        if force or self.needed(history, provider, extra):
+        if force or self.needed(history, window, extra):
             cut = self.split(history)
             if cut > 0:
                 history = [*await self.summarise(history[:cut], provider, model), *history[cut:]]
@@ -158,29 +157,30 @@ def transcript(history: Sequence[UserMessage | AssistantMessage]) -> str:
     return "\n".join(lines)
 
 
-async def compact(conversation: Conversation, trigger: str, *, force: bool = False) -> SystemMessage | None:
-    """Compact a conversation's history when it nears the context window (or now, with ``force``).
+async def compact(
+    history: History,
+    provider: Provider,
+    policy: Compaction,
+    *,
+    model: str,
+    trigger: str,
+    window: int | None = None,
+    extra: int = 0,
+    force: bool = False,
+) -> tuple[History, SystemMessage]:
+    """Compact ``history``: the new history and the ``compact_boundary`` message that records it.
 
-    Returns the ``compact_boundary`` message (persisted with the new history, so a resumed run rebuilds
-    it), or None when nothing was done.
+    Args:
+        history: The messages the model would see next.
+        provider: Writes the summary, unless the policy names its own ``model``.
+        policy: When and how to compact.
+        model: The model name to send to ``provider``.
+        trigger: ``auto`` or ``manual`` (recorded in the boundary).
+        window: The context window in force, for the check after trimming.
+        extra: Tokens of system prompt and tool schemas that come with every request.
+        force: Summarise even when trimming was enough (manual compaction, a context overflow).
     """
-    policy, provider = conversation.options.compaction, conversation.provider
-    if policy is None or not conversation.history or (not force and policy.window(provider) is None):
-        return None
-    system = conversation.settings.system_prompt(conversation.options.system_prompt) or ""
-    tools = conversation.tools.values()
-    extra = (len(system) + sum(len(json.dumps(t.input_schema)) + len(t.description) for t in tools)) // 4
-    if not force and not policy.needed(conversation.history, provider, extra):
-        return None
-    await run_hooks(
-        conversation.hooks, "PreCompact", conversation.hook_input(trigger=trigger, custom_instructions=None)
-    )
-    before = estimate_tokens(conversation.history)
-    history = await policy.apply(conversation.history, provider, conversation.model, extra, force=force)
-    conversation.history = history
-    data = {"trigger": trigger, "pre_tokens": before, "post_tokens": estimate_tokens(history)}
-    boundary = SystemMessage(subtype="compact_boundary", data=data)
-    await conversation.persist(
-        boundary, history=[m.model_dump(mode="json", exclude_none=True) for m in history]
-    )
-    return boundary
+    before = estimate_tokens(history)
+    compacted = await policy.apply(history, provider, model, window, extra, force=force)
+    data = {"trigger": trigger, "pre_tokens": before, "post_tokens": estimate_tokens(compacted)}
+    return compacted, SystemMessage(subtype="compact_boundary", data=data)

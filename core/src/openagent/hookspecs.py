@@ -1,51 +1,137 @@
-"""The plugin hook specifications. Hooks register things once per process; they never run per request."""
+"""The plugin hook specifications. Hooks register things once per process; they never run per request.
+
+Each hook receives a ``register`` callable, typed by one of the ``Register…`` protocols below. The core's own
+defaults (the JSONL session store, the default retry policy, the ``test`` provider, the ``Task`` subagent
+tool) are registered through these same hooks by its built-in plugin, ``openagent._builtin``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
-__all__ = ["hookimpl", "hookspec"]
+if TYPE_CHECKING:
+    from .hooks import HookEvent, HookMatcher
+    from .models import ModelProfileSource, ProviderFactory
+    from .options import AgentOptions
+    from .retry import RetryPolicy
+    from .sessions import SessionStore
+    from .tools import Tool, Toolset
+
+__all__ = [
+    "RegisterHook",
+    "RegisterModelProfiles",
+    "RegisterProvider",
+    "RegisterRetryPolicy",
+    "RegisterSessionStore",
+    "RegisterSkill",
+    "RegisterTools",
+    "RegisterToolset",
+    "hookimpl",
+    "hookspec",
+]
 
 hookspec = pluggy.HookspecMarker("openagent")
 hookimpl = pluggy.HookimplMarker("openagent")
 """Decorate a plugin's functions with this: ``@hookimpl def register_providers(register): ...``."""
 
 
+class RegisterProvider(Protocol):
+    """``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key) -> Provider``."""
+
+    def __call__(self, name: str, factory: ProviderFactory, *, aliases: Sequence[str] = ()) -> None:
+        """Register."""
+
+
+class RegisterTools(Protocol):
+    """``register(tool_or_iterable_of_tools)``: tools users select by name (``tools=["Read"]``)."""
+
+    def __call__(self, tools: Tool | Iterable[Tool]) -> None:
+        """Register."""
+
+
+class RegisterToolset(Protocol):
+    """``register(name, factory)``; ``factory(options)`` gives a `Toolset` for the run, or ``None``."""
+
+    def __call__(self, name: str, factory: Callable[[AgentOptions], Toolset | None]) -> None:
+        """Register."""
+
+
+class RegisterSessionStore(Protocol):
+    """``register(scheme, factory)``; ``factory(url)`` makes a store for a ``scheme://…`` URL."""
+
+    def __call__(self, scheme: str, factory: Callable[[str], SessionStore]) -> None:
+        """Register."""
+
+
+class RegisterRetryPolicy(Protocol):
+    """``register(name, policy)``; ``"default"`` is the policy runs use when none is given."""
+
+    def __call__(self, name: str, policy: RetryPolicy) -> None:
+        """Register."""
+
+
+class RegisterHook(Protocol):
+    """``register(event, matcher)``: a run-time hook every run gets, before the run's own."""
+
+    def __call__(self, event: HookEvent, matcher: HookMatcher) -> None:
+        """Register."""
+
+
+class RegisterSkill(Protocol):
+    """``register(name, description, body)``: offered like project skills when settings load."""
+
+    def __call__(self, name: str, description: str, body: str) -> None:
+        """Register."""
+
+
+class RegisterModelProfiles(Protocol):
+    """``register(source)``; ``source(provider_name, model) -> ModelProfile | None`` (prices, windows …)."""
+
+    def __call__(self, source: ModelProfileSource) -> None:
+        """Register."""
+
+
 @hookspec
-def register_providers(register: Any) -> None:
+def register_providers(register: RegisterProvider) -> None:
     """Add providers: ``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key)``."""
 
 
 @hookspec
-def register_tools(register: Any) -> None:
+def register_tools(register: RegisterTools) -> None:
     """Add tools users can select by name: ``register(tool_or_iterable_of_tools)``."""
 
 
 @hookspec
-def register_toolsets(register: Any) -> None:
+def register_toolsets(register: RegisterToolset) -> None:
     """Add toolset factories: ``register(name, factory)``; ``factory(options)`` gives a `Toolset` or None."""
 
 
 @hookspec
-def register_session_stores(register: Any) -> None:
+def register_session_stores(register: RegisterSessionStore) -> None:
     """Add session stores: ``register(scheme, factory)``; ``factory(url)`` makes a store for that URL."""
 
 
 @hookspec
-def register_skills(register: Any) -> None:
+def register_skills(register: RegisterSkill) -> None:
     """Add skills: ``register(name, description, body)``; offered like project skills when settings load."""
 
 
 @hookspec
-def register_hooks(register: Any) -> None:
+def register_hooks(register: RegisterHook) -> None:
     """Add run-time hooks every run gets: ``register(event, HookMatcher)``; they run before the run's own."""
 
 
 @hookspec
-def register_retry_policies(register: Any) -> None:
+def register_retry_policies(register: RegisterRetryPolicy) -> None:
     """Add retry policies users can select by name: ``register(name, policy)``."""
+
+
+@hookspec
+def register_model_profiles(register: RegisterModelProfiles) -> None:
+    """Add maintained model data: ``register(source)``; later sources win over earlier ones per field."""
 
 
 @hookspec

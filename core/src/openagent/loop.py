@@ -1,8 +1,9 @@
 """The agent loop: model turn → tool calls → tool results → model turn … → result.
 
-This is the one place where turns, streaming, tool execution, hooks, permissions, retries and session
-persistence meet. `Conversation` holds the state that outlives one prompt (history, session, usage);
-`Conversation.run` drives one prompt to its `ResultMessage`. Read `Conversation.run` top to bottom.
+`Conversation` owns a run: its `Runtime` (what the options decided, resolved once) and its `RunState` (what
+the run changes). `Conversation.run` drives one prompt through the steps of `openagent._steps` — prepare a
+request, stream a model turn, decide, run tools — matching on each step's typed outcome, and ends in one
+place, where the `ResultMessage` is built. Read `Conversation.run` top to bottom.
 """
 
 from __future__ import annotations
@@ -13,39 +14,42 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from ._structured import OutputSchema
-from ._toolcall import run_tool_call
-from ._turn import TurnBuilder
-from .compaction import compact
-from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError, StreamError
-from .hooks import merge_hooks, run_hooks
-from .models import (
-    ModelEvent,
-    ModelRequest,
-    resolve_provider,
-    warn_if_tools_unsupported,
+from ._runtime import MIN_CONTEXT_WINDOW, Inherited, open_runtime, prepare
+from ._steps import (
+    Finish,
+    FollowUp,
+    Outcome,
+    Pause,
+    RunState,
+    RunTools,
+    after_tools,
+    close_quietly,
+    decide,
+    hook_input,
+    open_stream,
+    prepare_request,
+    result_message,
+    turn_limit,
+    user_message,
 )
+from ._toolcall import ToolCallResult, tool_call
+from ._transcripts import restore
+from ._turn import TurnBuilder
+from .compaction import Compaction, compact
+from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError
+from .hooks import run_hooks
+from .models import ModelEvent, ModelRequest, Provider
 from .options import AgentOptions
-from .permissions import PLAN_MODE_NOTE, denied_outright
-from .plugins import registry
-from .retry import resolve_retry
-from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
-from .settings import ProjectSettings, load_settings
-from .tools import Tool, coerce_tool, open_toolsets
+from .sessions import entry_for
 from .types import (
     AssistantMessage,
     Message,
-    ResultMessage,
-    ResultSubtype,
     StreamEvent,
     SystemMessage,
-    TextBlock,
-    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
@@ -58,128 +62,93 @@ __all__ = ["Conversation"]
 logger = logging.getLogger("openagent.loop")
 
 
-@dataclass(slots=True)
-class _Stats:
-    """Totals of one prompt's run."""
-
-    api: float = 0.0
-    turns: int = 0
-    repairs: int = 0
-    stop_hook_active: bool = False
-    structured: Any = None
-    usage: Usage = field(default_factory=Usage)
-
-
-def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
-    if isinstance(prompt, UserMessage):
-        return prompt
-    if isinstance(prompt, str):
-        return UserMessage(content=prompt)
-    message = prompt.get("message", prompt)  # Claude's streaming input: {"type": "user", "message": {...}}
-    return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
-
-
-def _final_text(message: AssistantMessage | None) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, TextBlock)) if message else ""
-
-
 class Conversation:
     """A conversation with a model: history, session and totals that outlive one prompt.
 
-    `query()` runs one and closes it; `Client` keeps one open across prompts.
+    `query()` runs one and closes it; `Client` keeps one open across prompts; a subagent is one too,
+    made with ``inherit`` (its parent's live tools and hooks).
     """
 
-    def __init__(
-        self, options: AgentOptions, *, parent_tool_use_id: str | None = None, depth: int = 0
-    ) -> None:
-        self.options = options
-        self.parent_tool_use_id = parent_tool_use_id
-        """Set on a subagent's conversation: the Task call it answers; stamped on every message."""
-        self.depth = depth
-        self.history: list[UserMessage | AssistantMessage] = []
-        self.usage = Usage()
-        self.total_cost_usd: float | None = None
-        self.session_id: str = options.session_id or str(uuid.uuid4())
-        self.cwd = options.resolved_cwd()
-        self.provider, self.model = resolve_provider(options)
-        self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
-        self._output = OutputSchema(options.output_format) if options.output_format is not None else None
-        self.settings = ProjectSettings()
-        self.allowed: list[str] = list(options.allowed_tools)
-        """Permission rules in force: the options' and the local settings' (likewise the next two)."""
-        self.disallowed: list[str] = list(options.disallowed_tools)
-        self.ask: list[str] = list(options.ask_tools)
-        self.hooks = merge_hooks(registry().hooks, options.hooks)  # checks event names and entries
-        """Plugins' hooks, then the options' own, by event."""
-        self._session_context: list[str] = []  # SessionStart hooks' additionalContext, for the first prompt
+    def __init__(self, options: AgentOptions, *, inherit: Inherited | None = None) -> None:
+        self.runtime = prepare(options, inherit)
+        self.state = RunState(
+            session_id=options.session_id or str(uuid.uuid4()), permission_mode=options.permission_mode
+        )
         self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
         if options.on_message is not None:
             self.listeners.append((None, options.on_message))
-        self._retry = resolve_retry(options.retry)
-        self._store: SessionStore | None = None
-        self._key: SessionKey | None = None
         self._started = False
         self._interrupted = False
         self._scope: anyio.CancelScope | None = None
-        self.pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
-        self._answers: list[ToolResultBlock] = []
-        self._toolsets: list[Any] = []
-        self._described: dict[str, Any] = {}
+        self._window: int | None = None  # what the server reported, once asked
+        self._asked = False
+
+    # -- views --
+
+    @property
+    def session_id(self) -> str:
+        """The session the conversation writes to."""
+        return self.state.session_id
+
+    @property
+    def history(self) -> list[UserMessage | AssistantMessage]:
+        """The messages the model sees next turn."""
+        return self.state.history
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used so far."""
+        return self.state.usage
+
+    @property
+    def total_cost_usd(self) -> float | None:
+        """What the conversation cost so far, when the model's prices are known."""
+        return self.state.total_cost_usd
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the provider."""
+        return self.runtime.model
+
+    @property
+    def tools(self) -> Mapping[str, Any]:
+        """The tools the model may call, by name."""
+        return self.runtime.tools
 
     # -- sessions --
 
     async def start(self) -> None:
-        """Open the session store and rebuild history when resuming (idempotent)."""
+        """Open settings, toolsets and the session store, and rebuild history when resuming (idempotent)."""
         if self._started:
             return
         self._started = True
-        opts = self.options
-        if opts.setting_sources:
-            self._load_settings()
-        agents = {**self.settings.agents, **(opts.agents or {})}  # code wins over files
-        if agents:  # subagents answer through the Task tool
-            from .agents import task_tool
-
-            self.tools.setdefault("Task", task_tool(agents))
-        self._toolsets, tools, described = await open_toolsets(self.options)
-        for found in tools:
-            self.tools.setdefault(found.name, found)
-        self._described.update(described)
-        warn_if_tools_unsupported(self.provider, self.model, bool(self.tools))
-        if not opts.persist_session:
-            return
-        self._store = open_store(opts.session_store)
-        self._key, self.history = await restore(self._store, self.cwd, self.session_id, opts)
-        self.session_id = self._key["session_id"]
-
-    def _load_settings(self) -> None:
-        """Memory files, skills, commands, agents and local permission rules (`openagent.settings`)."""
-        opts = self.options
-        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
-        for found in self.settings.tools():
-            self.tools.setdefault(found.name, found)
-        self.allowed += self.settings.allowed_tools
-        self.disallowed += self.settings.disallowed_tools
-        self.ask += self.settings.ask_tools
-        self._described.update(self.settings.describe())
+        self.runtime = await open_runtime(self.runtime)
+        if self.runtime.store is not None:
+            opts = self.runtime.options
+            key, history = await restore(self.runtime.store, self.runtime.cwd, self.state.session_id, opts)
+            self.state.start_session(key, history)
 
     async def persist(self, message: Message, **fields: Any) -> None:
         """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
-        if self._store is not None and self._key is not None:
-            await self._store.append(self._key, [{**entry_for(message, self.session_id), **fields}])
+        store, key = self.runtime.store, self.state.session_key
+        if store is not None and key is not None:
+            await store.append(key, [{**entry_for(message, self.state.session_id), **fields}])  # type: ignore[arg-type]
 
     async def aclose(self) -> None:
-        """Close what the conversation opened (the default store's session lock, the provider)."""
-        await run_hooks(self.hooks, "SessionEnd", self.hook_input(reason="other"))
-        toolsets, self._toolsets = self._toolsets, []
-        for toolset in reversed(toolsets):
-            await _maybe_close(toolset)
-        store, self._store = self._store, None
-        if isinstance(self.options.session_store, str | None):  # we made it, we close it
-            await _maybe_close(store)
-        if isinstance(self.options.model, str | None):  # a provider instance belongs to the caller
-            await _maybe_close(self.provider)
+        """Close what the conversation opened (toolsets, the store it made, the provider it made)."""
+        runtime = self.runtime
+        await run_hooks(runtime.hooks, "SessionEnd", hook_input(runtime, self.state, reason="other"))
+        for toolset in reversed(runtime.toolsets):
+            await close_quietly(toolset)
+        if runtime.owns_store:
+            await close_quietly(runtime.store)
+        if runtime.owns_provider:
+            await close_quietly(runtime.provider)
+
+    def listen(self, event_type: Any, callback: Callable[[Message], Any]) -> None:
+        """Call ``callback`` with every message of ``event_type`` (a class, a ``type`` tag, or ``None``)."""
+        self.listeners.append((event_type, callback))
 
     # -- control from other tasks --
 
@@ -193,209 +162,123 @@ class Conversation:
         self, tool_use_id: str, content: Any, *, is_error: bool = False
     ) -> UserMessage | None:
         """Answer a client-side tool call; returns the message to send once every pending call is answered."""
-        if tool_use_id not in self.pending:
+        if tool_use_id not in self.state.pending:
             raise ConfigError(f"no client-side tool call {tool_use_id!r} is waiting for a result")
-        del self.pending[tool_use_id]
         text = content if isinstance(content, str | list) or content is None else json.dumps(content)
-        self._answers.append(
-            ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None)
+        return self.state.answer(
+            tool_use_id, ToolResultBlock(tool_use_id=tool_use_id, content=text, is_error=is_error or None)
         )
-        if self.pending:
-            return None
-        answers, self._answers = self._answers, []
-        return UserMessage(content=list(answers))
+
+    def set_permission_mode(self, mode: str) -> None:
+        """The permission mode for the following tool calls."""
+        self.state.set_permission_mode(mode)
+
+    async def set_model(self, model: str | Provider | None) -> None:
+        """Switch the model for the following turns; the history is kept. Closes a provider it made."""
+        previous = self.runtime
+        self.runtime = previous.with_model(model)
+        self._window, self._asked = None, False
+        if previous.owns_provider:
+            await close_quietly(previous.provider)
 
     # -- one prompt --
 
-    def hook_input(self, **more: Any) -> dict[str, Any]:
-        """The keys every hook input has (session, cwd, permission mode, a subagent's parent), + ``more``."""
-        base = {"session_id": self.session_id, "cwd": str(self.cwd), "transcript_path": None}
-        if self.parent_tool_use_id:
-            base["parent_tool_use_id"] = self.parent_tool_use_id
-        return {**base, "permission_mode": self.options.permission_mode, **more}
-
-    def _init_message(self) -> SystemMessage:
-        data = {
-            "session_id": self.session_id,
-            "model": self.model,
-            "tools": list(self.tools),
-            "cwd": str(self.cwd),
-            "permission_mode": self.options.permission_mode,
-            "mcp_servers": [],
-            **self._described,
-        }
-        return SystemMessage(subtype="init", data=data)
-
     async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
         """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
-        opts = self.options
         first_run = not self._started
         await self.start()
-        started = time.monotonic()
+        state, started = self.state, time.monotonic()
         self._interrupted = False
-        stats = _Stats()
-        init = self._init_message()
+        state.begin_prompt()
+        init = self.runtime.init_message(state.session_id, state.permission_mode)
         await self.persist(init)
         yield init
-        message = await self._submit(prompt, first_run)
-        if isinstance(message, str):  # a UserPromptSubmit hook blocked it
-            yield await self._result("error_during_execution", started, stats, message, None)
-            return
-        await self._record(message)
-
+        outcome: Outcome = await self._submit(prompt, first_run)
         last: AssistantMessage | None = None
-        while True:
-            if opts.max_turns is not None and stats.turns >= opts.max_turns:
-                yield await self._result("error_max_turns", started, stats, _final_text(last), last)
-                return
-            turn = TurnBuilder(opts.include_partial_messages)
-            began = time.monotonic()
+        error: OpenAgentError | None = None
+        while not isinstance(outcome, Finish | Pause):
+            if isinstance(outcome, FollowUp):
+                await self._record(outcome.message)
+            elif isinstance(outcome, RunTools):
+                emitted, answer, ends_turn = await self._run_tools(outcome)
+                for message in [*emitted, answer] if answer else emitted:  # a subagent's messages first
+                    await self._record(message, remember=message is answer)
+                    yield message
+                assert last is not None
+                ended = after_tools(
+                    self.runtime, state, last, ends_turn=ends_turn, interrupted=self._interrupted
+                )
+                if ended is not None:
+                    outcome = ended
+                    continue
+            if (limit := turn_limit(self.runtime, state, last)) is not None:
+                outcome = limit
+                continue
+            turn, began = TurnBuilder(self.runtime.options.include_partial_messages), time.monotonic()
             try:
                 async with aclosing(self._stream(turn)) as partials:
                     async for event in partials:
                         yield event
+                response = turn.message(
+                    self.runtime.model, self.runtime.parent_tool_use_id, interrupted=self._interrupted
+                )
             except OpenAgentError as exc:
-                stats.api += time.monotonic() - began
-                yield await self._result("error_during_execution", started, stats, str(exc), last)
-                raise
-            stats.api += time.monotonic() - began
-            last = self._assistant(turn)
-            self._account(turn, stats)
-            last = await self._after_response(last)
+                state.add_seconds(time.monotonic() - began)
+                outcome, error = Finish("error_during_execution", str(exc)), exc
+                continue
+            state.add_seconds(time.monotonic() - began)
+            state.account(
+                response.usage, self.runtime.profile.cost(response.usage) if response.usage else None
+            )
+            last = await self._after_response(response)
             if last.content or not self._interrupted:
                 await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
-            if ending := self._ending():
-                text = ending[1] or _final_text(last)
-                yield await self._result(ending[0], started, stats, text, last, ending[1])
-                return
-
-            calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
-            if not calls and last.stop_reason != "pause_turn":  # a paused server tool: send the turn back
-                if follow_up := await self._follow_up(last, stats):  # a Stop hook or a schema says "not yet"
-                    await self._record(follow_up)
-                    continue
-                failed = stats.repairs > opts.max_structured_output_retries
-                subtype: ResultSubtype = "error_max_structured_output_retries" if failed else "success"
-                text = _final_text(last)
-                yield await self._result(subtype, started, stats, text, last, structured=stats.structured)
-                return
-            results, stop_turn, emitted = await self._run_tools(calls)
-            answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
-            for out in [*emitted, answer] if results else emitted:  # a subagent's messages come first
-                await self._record(out, remember=out is answer)
-                yield out
-            if ending := self._ending(paused=bool(self.pending) or stop_turn):
-                yield await self._result(ending[0], started, stats, _final_text(last), last, ending[1])
-                return
+            outcome = await decide(self.runtime, state, last, interrupted=self._interrupted)
+        result = result_message(outcome, state, started, last)
+        await self.persist(result)
+        yield result
+        if error is not None:
+            raise error
 
     async def _record(self, message: Message, *, remember: bool = True) -> None:
         """Persist a message, and add it to the history the model sees next unless ``remember`` is off."""
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
-            self.history.append(message)
+            self.state.remember(message)
         await self.persist(message)
 
     async def _submit(
         self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
-    ) -> UserMessage | str:
+    ) -> FollowUp | Finish:
         """The prompt as it goes to the model (hooks may add context), or why a hook blocked it."""
-        hooks = self.hooks
+        runtime, state = self.runtime, self.state
         if first_run:
-            source = "resume" if self.options.resume else "startup"
-            started = await run_hooks(hooks, "SessionStart", self.hook_input(source=source), target=source)
-            self._session_context = started.additional_context
-        message = _user_message(prompt)
+            source = "resume" if runtime.options.resume else "startup"
+            data = hook_input(runtime, state, source=source)
+            started = await run_hooks(runtime.hooks, "SessionStart", data, target=source)
+            state.keep_session_context(started.additional_context)
+        message = user_message(prompt)
         if not isinstance(message.content, str):
-            return message
+            return FollowUp(message)
         text = message.content
-        if self.settings.commands and text.startswith("/"):
+        if runtime.settings.commands and text.startswith("/"):
             try:
-                text = self.settings.expand(text)
+                text = runtime.settings.expand(text)
             except ValueError as exc:  # an unknown command: say which ones exist
-                return str(exc)
-        submitted = await run_hooks(hooks, "UserPromptSubmit", self.hook_input(prompt=text))
+                return Finish("error_during_execution", str(exc))
+        submitted = await run_hooks(
+            runtime.hooks, "UserPromptSubmit", hook_input(runtime, state, prompt=text)
+        )
         if submitted.is_blocked:
-            return submitted.block_reason or submitted.stop_reason or "blocked by a hook"
-        extra = [*self._session_context, *submitted.additional_context]
-        self._session_context = []
+            return Finish(
+                "error_during_execution",
+                submitted.block_reason or submitted.stop_reason or "blocked by a hook",
+            )
+        extra = [*state.take_session_context(), *submitted.additional_context]
         if extra or text != message.content:
-            return UserMessage(content="\n\n".join([text, *extra]))
-        return message
-
-    def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
-        stats.turns += 1
-        if turn.usage is not None:
-            stats.usage += turn.usage
-            self.usage += turn.usage
-            price = getattr(self.provider, "cost", None)
-            cost = price(turn.usage) if callable(price) else None
-            if cost is not None:
-                self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
-
-    def _ending(self, paused: bool = False) -> tuple[ResultSubtype, str | None] | None:
-        """Why the run ends here whatever the model wants: an interrupt, the budget, or (``paused``)
-        tool calls the caller must answer or a denial that ended the turn.
-        """  # noqa: D205
-        if self._interrupted:
-            return "error_during_execution", "interrupted"
-        if paused:
-            return "success", "tool_use"
-        budget = self.options.max_budget_usd
-        if budget is not None and (self.total_cost_usd or 0.0) >= budget:
-            return "error_max_budget_usd", None
-        return None
-
-    async def _follow_up(self, last: AssistantMessage, stats: _Stats) -> UserMessage | None:
-        """What to tell the model when it wants to stop but may not yet: a Stop hook's reason, or (up to
-        ``max_structured_output_retries`` times) why its answer does not match ``output_format``.
-        """  # noqa: D205
-        hooks = self.hooks
-        stop_input = self.hook_input(
-            stop_hook_active=stats.stop_hook_active, last_assistant_message=_final_text(last)
-        )
-        stopping = await run_hooks(hooks, "Stop", stop_input)
-        if stopping.block_reason and stopping.continue_:
-            stats.stop_hook_active = True
-            return UserMessage(content=stopping.block_reason)
-        if self._output is None:
-            return None
-        stats.structured, problem = self._output.parse(_final_text(last))
-        if problem is None:
-            return None
-        stats.repairs += 1
-        if stats.repairs > self.options.max_structured_output_retries:
-            return None
-        return UserMessage(
-            content=f"Your answer does not match the required JSON schema: {problem}. "
-            "Reply with only the corrected JSON."
-        )
-
-    def _request(self) -> ModelRequest:
-        opts = self.options
-        profile = getattr(self.provider, "profile", None)
-        native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
-        system = self.settings.system_prompt(opts.system_prompt)
-        if opts.permission_mode == "plan":  # the model is told why its tool calls will be refused
-            system = "\n\n".join(filter(None, [system, PLAN_MODE_NOTE]))
-        if self._output is not None and not native:
-            system = "\n\n".join(filter(None, [system, self._output.instructions()]))
-        return ModelRequest(
-            model=self.model,
-            messages=list(self.history),
-            system=system,
-            tools=[t.spec for t in self.tools.values() if not denied_outright(t.name, self.disallowed)],
-            max_tokens=opts.max_tokens,
-            temperature=opts.temperature,
-            top_p=opts.top_p,
-            stop=list(opts.stop) if opts.stop else None,
-            tool_choice=opts.tool_choice,
-            parallel_tool_calls=opts.parallel_tool_calls,
-            output_format=self._output.request_format() if native and self._output else None,
-            extra_body=dict(opts.extra_body) if opts.extra_body else None,
-            timeout=opts.timeout,
-            metadata=dict(opts.metadata) if opts.metadata else None,
-        )
+            return FollowUp(UserMessage(content="\n\n".join([text, *extra])))
+        return FollowUp(message)
 
     def _cancel_scope(self) -> anyio.CancelScope:
         """A scope `interrupt` can cancel; never held across a ``yield``."""
@@ -424,19 +307,12 @@ class Conversation:
         except OpenAgentError:
             raise
         except Exception as exc:  # a third-party provider leaking a vendor error: type it, keep the cause
-            raise ProviderError(f"{type(exc).__name__}: {exc}", provider=self.model) from exc
+            raise ProviderError(f"{type(exc).__name__}: {exc}", provider=self.runtime.model) from exc
         finally:
             self._scope = None
             if stream is not None:
                 with anyio.CancelScope(shield=True):
-                    await _maybe_close(stream)
-        if turn.stop is None and not self._interrupted:
-            partial_text = "".join("".join(b[1]) for b in turn.blocks)
-            raise StreamError(
-                "the stream ended before the turn finished (no stop reason)",
-                provider=self.model,
-                body=partial_text or None,
-            )
+                    await close_quietly(stream)
 
     async def _next(self, stream: AsyncIterator[ModelEvent]) -> ModelEvent | None:
         """The next event, or None at the end of the stream or on an interrupt."""
@@ -449,14 +325,10 @@ class Conversation:
                 return None
         return None  # cancelled by interrupt()
 
-    async def compact(self, trigger: str, *, force: bool = False) -> SystemMessage | None:
-        """Compact the history if it nears the context window, or now with ``force`` (see `compaction`)."""
-        return await compact(self, trigger, force=force)
-
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
-        parent = self.parent_tool_use_id
+        parent, session = self.runtime.parent_tool_use_id, self.state.session_id
         return [
-            StreamEvent(uuid=uuid.uuid4().hex, session_id=self.session_id, event=e, parent_tool_use_id=parent)
+            StreamEvent(uuid=uuid.uuid4().hex, session_id=session, event=e, parent_tool_use_id=parent)
             for e in events
         ]
 
@@ -474,93 +346,84 @@ class Conversation:
 
     async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
-        request = self._request()
-        provider = getattr(getattr(self.provider, "profile", None), "name", None)
-        asked = await run_hooks(
-            self.hooks, "PreModelRequest", self.hook_input(request=request, provider=provider)
-        )
+        runtime = self.runtime
+        request = prepare_request(runtime, self.state)
+        provider = getattr(getattr(runtime.provider, "profile", None), "name", None)
+        data = hook_input(runtime, self.state, request=request, provider=provider)
+        asked = await run_hooks(runtime.hooks, "PreModelRequest", data)
         if isinstance(asked.updated_request, ModelRequest):
             request = asked.updated_request
-
-        async def attempt() -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
-            stream = self.provider.stream(request).__aiter__()
-            try:
-                return stream, await stream.__anext__()
-            except StopAsyncIteration:
-                return stream, None
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await _maybe_close(stream)
-                raise
-
         opened = None
         with self._cancel_scope():
-            opened = await self._retry(attempt)
+            opened = await open_stream(runtime.provider, request, runtime.retry)
         if opened is None:  # interrupted before the first event
             self._interrupted = True
             return _no_events(), None
         return opened
 
-    def _assistant(self, turn: TurnBuilder) -> AssistantMessage:
-        content = turn.content()
-        if self._interrupted:  # never keep half a tool call: it could not be answered
-            content = [b for b in content if isinstance(b, TextBlock | ThinkingBlock)]
-            reason = "interrupted"
-        else:
-            reason = turn.stop.reason if turn.stop else "incomplete"
-        return AssistantMessage(
-            content=content,
-            model=self.model,
-            usage=turn.usage,
-            stop_reason=reason,
-            parent_tool_use_id=self.parent_tool_use_id,
-        )
+    async def _after_response(self, response: AssistantMessage) -> AssistantMessage:
+        """The PostModelResponse hooks see the turn and may replace it (``updatedResponse``)."""
+        data = hook_input(self.runtime, self.state, response=response)
+        answered = await run_hooks(self.runtime.hooks, "PostModelResponse", data)
+        updated = answered.updated_response
+        return updated if isinstance(updated, AssistantMessage) else response
 
-    async def _result(
-        self,
-        subtype: ResultSubtype,
-        started: float,
-        stats: _Stats,
-        result: str,
-        last: AssistantMessage | None,
-        stop_reason: str | None = None,
-        *,
-        structured: Any = None,
-    ) -> ResultMessage:
-        message = ResultMessage(
-            subtype=subtype,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            duration_api_ms=int(stats.api * 1000),
-            is_error=subtype != "success",
-            num_turns=stats.turns,
-            session_id=self.session_id,
-            total_cost_usd=self.total_cost_usd,
-            usage=stats.usage,
-            result=result,
-            structured_output=structured,
-            stop_reason=stop_reason or (last.stop_reason if last else None),
-        )
-        await self.persist(message)
-        return message
+    # -- compaction --
+
+    async def compact(self, trigger: str, *, force: bool = False) -> SystemMessage | None:
+        """Compact the history if it nears the context window, or now with ``force`` (see `compaction`)."""
+        runtime, state = self.runtime, self.state
+        policy = runtime.options.compaction
+        if policy is None or not state.history:
+            return None
+        window = policy.window(runtime.profile) or await self._reported_window(policy)
+        extra = runtime.extra_tokens() if force or window is not None else 0
+        if not force and not policy.needed(state.history, window, extra):
+            return None
+        data = hook_input(runtime, state, trigger=trigger, custom_instructions=None)
+        await run_hooks(runtime.hooks, "PreCompact", data)
+        history, boundary = await compact(
+            state.history, runtime.provider, policy, model=runtime.model, trigger=trigger, window=window,
+            extra=extra, force=force,
+        )  # fmt: skip
+        state.use_history(history)
+        await self.persist(boundary, history=[m.model_dump(mode="json", exclude_none=True) for m in history])
+        return boundary
+
+    async def _reported_window(self, policy: Compaction) -> int | None:
+        """The window the server reports: asked once, and only when the answer could matter (the history
+        would need compacting in the smallest window a model is run with), so short runs never ask.
+        """  # noqa: D205
+        if self._asked or not policy.needed(self.state.history, MIN_CONTEXT_WINDOW):
+            return self._window
+        self._asked = True
+        ask = getattr(self.runtime.provider, "model_profile", None)
+        if ask is not None:
+            try:
+                reported = await ask()
+            except OpenAgentError as exc:  # a server that cannot say is no reason to fail the run
+                logger.debug("the model profile could not be read: %s", exc)
+                reported = None
+            self._window = getattr(reported, "context_window", None)
+        return self._window
 
     # -- tools --
 
-    async def _run_tools(
-        self, calls: list[ToolUseBlock | ToolUseError]
-    ) -> tuple[list[ToolResultBlock], bool, list[Message]]:
-        """Run the turn's tool calls (concurrently unless ``parallel_tool_calls=False``), results in order."""
-        results: list[ToolResultBlock | None] = [None] * len(calls)
-        emitted: list[Message] = []
-        stop_turn = False
+    async def _run_tools(self, outcome: RunTools) -> tuple[list[Message], UserMessage | None, bool]:
+        """Run the turn's calls (concurrently unless ``parallel_tool_calls=False``): the messages they
+        emitted, the results in call order, and whether one of them ended the turn.
+        """  # noqa: D205
+        runtime, state = self.runtime, self.state
+        state.await_answers(outcome.pending)
+        env = runtime.tool_env(state.session_id, state.permission_mode, hook_input(runtime, state))
+        calls = outcome.calls
+        done: list[ToolCallResult | None] = [None] * len(calls)
 
         async def one(index: int, call: ToolUseBlock | ToolUseError) -> None:
-            nonlocal stop_turn
-            result, interrupt = await run_tool_call(self, call, emitted.append)
-            results[index] = result
-            stop_turn = stop_turn or interrupt
+            done[index] = await tool_call(env, call)
 
         with self._cancel_scope():
-            if self.options.parallel_tool_calls is False or len(calls) == 1:
+            if runtime.options.parallel_tool_calls is False or len(calls) == 1:
                 for index, call in enumerate(calls):
                     await one(index, call)
             else:
@@ -568,32 +431,19 @@ class Conversation:
                     for index, call in enumerate(calls):
                         group.start_soon(one, index, call)
         self._scope = None
-        answered = []
-        for call, result in zip(calls, results, strict=True):
-            if result is None and call.id not in self.pending:  # cut off by an interrupt
-                result = ToolResultBlock(
-                    tool_use_id=call.id, content="interrupted by the user", is_error=True
-                )
-            if result is not None:
-                answered.append(result)
-        return answered, stop_turn, emitted
-
-    async def _after_response(self, response: AssistantMessage) -> AssistantMessage:
-        """The PostModelResponse hooks see the turn and may replace it (``updatedResponse``)."""
-        answered = await run_hooks(self.hooks, "PostModelResponse", self.hook_input(response=response))
-        updated = answered.updated_response
-        return updated if isinstance(updated, AssistantMessage) else response
+        emitted = [message for result in done if result is not None for message in result.messages]
+        results = [
+            result.result
+            if result is not None  # cut off by an interrupt:
+            else ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
+            for call, result in zip(calls, done, strict=True)
+        ]
+        answer = (
+            UserMessage(content=results, parent_tool_use_id=runtime.parent_tool_use_id) if results else None
+        )
+        return emitted, answer, any(result is not None and result.ends_turn for result in done)
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:
     return
     yield  # pragma: no cover - makes this an (empty) async generator
-
-
-async def _maybe_close(thing: Any) -> None:
-    close = getattr(thing, "aclose", None)
-    if close is not None:
-        try:
-            await close()
-        except Exception as exc:  # closing must never mask the run's own outcome
-            logger.debug("closing %r failed: %s", thing, exc)

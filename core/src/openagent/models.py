@@ -1,25 +1,31 @@
 """The provider interface: what the loop sends a model endpoint, and the events it gets back.
 
 A provider turns one `ModelRequest` into an async stream of normalised `ModelEvent`s. The loop never sees a
-vendor's wire format: a wire-format adapter (in a plugin) parses bytes into these events, and a
-`ProviderProfile` describes one endpoint on that wire format.
+vendor's wire format: a wire-format adapter (in a plugin) parses bytes into these events. Two records
+describe what is on the other end, kept apart as pydantic-ai keeps them: a `ProviderProfile` says what an
+*endpoint* is (base URL, auth, wire quirks), a `ModelProfile` what a *model* can do (context window, output
+limit, tools, vision, reasoning, JSON schema, prices). A model's profile is layered: the endpoint's defaults,
+then maintained data (plugins' ``register_model_profiles``), then what the server reports, then the run's
+``AgentOptions.model_profile``.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ConfigError
 from .types import AssistantMessage, TextBlock, Usage, UserMessage
 
 if TYPE_CHECKING:
-    from .options import AgentOptions
+    from pydantic import TypeAdapter
 
 __all__ = [
     "ModelEvent",
+    "ModelProfile",
+    "ModelProfileSource",
     "ModelRequest",
     "Provider",
     "ProviderFactory",
@@ -32,8 +38,6 @@ __all__ = [
     "ToolCallStart",
     "ToolSpec",
     "Usage",
-    "resolve_provider",
-    "warn_if_tools_unsupported",
     "split_model",
 ]
 
@@ -132,6 +136,24 @@ class ModelRequest:
     """Merged verbatim into the request body by the wire format."""
     timeout: float | None = None
     metadata: dict[str, Any] | None = None
+    model_profile: ModelProfile | None = None
+    """What the model can do, as the run resolved it (every layer); ``None``: the endpoint's defaults.
+    Wire formats read per-model behaviour here (text tool protocol, native JSON schema …)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The request as JSON data (a workflow engine's activity input); `from_json` rebuilds it."""
+        return _request_adapter().dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModelRequest:
+        """Rebuild a request from `to_json`'s data."""
+        return _request_adapter().validate_python(dict(data))
+
+    def capabilities(self, endpoint: ProviderProfile | None) -> ModelProfile:
+        """The model's profile: the request's, else ``endpoint``'s defaults, else an empty one."""
+        if self.model_profile is not None:
+            return self.model_profile
+        return endpoint.defaults if endpoint is not None else _EMPTY
 
     def last_user_text(self) -> str:
         """The text of the most recent user message (empty when there is none)."""
@@ -143,12 +165,80 @@ class ModelRequest:
         return ""
 
 
-# --- providers ---------------------------------------------------------------------------------------------
+# --- what is on the other end ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class ModelProfile:
+    """What one model can do. ``None`` means "not known here": a later layer, or the default, decides."""
+
+    context_window: int | None = None
+    """Tokens the model takes in one request (prompt and output)."""
+    max_output_tokens: int | None = None
+    supports_tools: bool | None = None
+    supports_parallel_tool_calls: bool | None = None
+    supports_vision: bool | None = None
+    supports_reasoning: bool | None = None
+    reasoning_parameter: str | None = None
+    """The request field that sets the reasoning effort or budget (``reasoning_effort``, ``thinking``)."""
+    supports_json_schema: bool | None = None
+    """Whether the endpoint enforces a JSON schema on the answer for this model."""
+    tool_call_protocol: Literal["native", "text"] | None = None
+    """``text``: tools are described in the prompt and calls parsed from ``<tool_call>`` tags."""
+    input_price: float | None = None
+    """USD per million uncached prompt tokens (``0.0`` for a local model: free, not unknown)."""
+    output_price: float | None = None
+    """USD per million generated tokens, reasoning included."""
+    cache_read_price: float | None = None
+    """USD per million prompt tokens read from the cache; ``None``: the input price."""
+    cache_write_price: float | None = None
+    """USD per million prompt tokens written to the cache; ``None``: the input price."""
+
+    @classmethod
+    def of(cls, value: ModelProfile | Mapping[str, Any] | None) -> ModelProfile:
+        """A profile from a profile, a dict of its fields (unknown keys raise `ConfigError`), or ``None``."""
+        if value is None:
+            return _EMPTY
+        if isinstance(value, ModelProfile):
+            return value
+        unknown = set(value) - _PROFILE_FIELDS
+        if unknown:
+            raise ConfigError(f"unknown model profile field(s): {', '.join(sorted(unknown))}")
+        return cls(**value)
+
+    def over(self, base: ModelProfile) -> ModelProfile:
+        """``base`` with every field this profile knows (is not ``None``) put over it."""
+        known = {f: v for f in _PROFILE_FIELDS if (v := getattr(self, f)) is not None}
+        return _replace(base, **known) if known else base
+
+    def cost(self, usage: Usage) -> float | None:
+        """What ``usage`` cost in USD, or ``None`` when the prices are not known."""
+        if self.input_price is None or self.output_price is None:
+            return None
+        read = self.input_price if self.cache_read_price is None else self.cache_read_price
+        write = self.input_price if self.cache_write_price is None else self.cache_write_price
+        return (
+            usage.input_tokens * self.input_price
+            + usage.output_tokens * self.output_price
+            + usage.cache_read_input_tokens * read
+            + usage.cache_creation_input_tokens * write
+        ) / 1_000_000
+
+
+_EMPTY = ModelProfile()
+_PROFILE_FIELDS = frozenset(f.name for f in fields(ModelProfile))
+
+ModelProfileSource: TypeAlias = Callable[[str, str], ModelProfile | None]
+"""``source(provider_name, model) -> ModelProfile | None``: maintained model data (prices, windows) that a
+plugin registers with ``register_model_profiles``; ``None`` for a model it does not know."""
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
 class ProviderProfile:
-    """Capabilities and defaults of one endpoint. Wire formats subclass it to add their quirks."""
+    """What one endpoint is: its name, default URL and auth. Wire formats subclass it to add their quirks.
+
+    ``defaults`` is what every model behind it can do unless a model's own data says otherwise.
+    """
 
     name: str
     base_url: str | None = None
@@ -156,13 +246,8 @@ class ProviderProfile:
     """The vendor's standard environment variable for the key (``OPENAI_API_KEY``)."""
     requires_api_key: bool = True
     """False for local servers: a placeholder key is sent when none is configured."""
-    supports_tools: bool = True
-    supports_parallel_tool_calls: bool = True
-    supports_json_schema: bool = False
-    """Whether the endpoint enforces a JSON schema on the answer natively."""
-    tool_call_protocol: Literal["native", "text"] = "native"
-    """``text``: tools are described in the prompt and calls parsed from ``<tool_call>`` tags."""
-    context_window: int | None = None
+    defaults: ModelProfile = _EMPTY
+    """Capabilities every model on this endpoint has, unless known better per model."""
 
 
 @runtime_checkable
@@ -170,7 +255,10 @@ class Provider(Protocol):
     """A model endpoint: turns a request into a stream of events.
 
     Implementations raise `openagent.errors.ProviderError` subclasses for every failure (HTTP errors,
-    malformed streams); the loop applies the retry policy and never sees vendor exceptions.
+    malformed streams); the loop applies the retry policy and never sees vendor exceptions. Optional, used
+    when present: ``profile`` (a `ProviderProfile`), ``async model_profile() -> ModelProfile | None`` (what
+    the server reports about the model, e.g. its context window; asked at most once per provider, and only
+    when a run needs it) and ``async aclose()``.
     """
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -192,30 +280,13 @@ def split_model(model: str) -> tuple[str, str]:
     return provider.strip().lower(), name
 
 
-def resolve_provider(options: AgentOptions) -> tuple[Provider, str]:
-    """The provider instance for the options' model, and the model name to send."""
-    model = options.resolved_model()
-    if not isinstance(model, str):
-        return model, str(getattr(model, "model", type(model).__name__))
-    from .plugins import registry
-
-    name, model_name = split_model(model)
-    factory = registry().provider_factory(name)
-    return factory(model_name, base_url=options.base_url, api_key=options.api_key), model_name
+_REQUEST: TypeAdapter[ModelRequest] | None = None
 
 
-_WARNED: set[str] = set()
+def _request_adapter() -> TypeAdapter[ModelRequest]:
+    global _REQUEST
+    if _REQUEST is None:  # built on first use: only a workflow engine serialises requests
+        from pydantic import TypeAdapter
 
-
-def warn_if_tools_unsupported(provider: Provider, model: str, has_tools: bool) -> None:
-    """Warn once per model when tools were given to an endpoint that its profile says cannot call them."""
-    profile = getattr(provider, "profile", None)
-    if not has_tools or profile is None or profile.supports_tools or profile.tool_call_protocol == "text":
-        return
-    if model not in _WARNED:
-        _WARNED.add(model)
-        warnings.warn(
-            f"{profile.name}:{model} cannot call tools natively, so the tools given will not be used; "
-            "use a profile with tool_call_protocol='text' (tool calls parsed from <tool_call> tags) instead",
-            stacklevel=4,
-        )
+        _REQUEST = TypeAdapter(ModelRequest)
+    return _REQUEST

@@ -1,4 +1,8 @@
-"""`AgentOptions`: everything one run needs, with the Claude Agent SDK's field names."""
+"""`AgentOptions`: everything one run needs, in the Claude Agent SDK's names; frozen (`replace` copies).
+
+`AgentDefinition` (a subagent the ``Task`` tool can run) lives here too: it is configuration, read by the
+settings loader and the subagent runner alike.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import difflib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from dataclasses import replace as _replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,23 +19,29 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from .compaction import Compaction
     from .hooks import HookMatcher
-    from .models import Provider
+    from .models import ModelProfile, Provider
     from .permissions import CanUseTool, PermissionMode
     from .retry import RetryPolicy
     from .sessions import SessionStore
     from .tools import Tool
 
-__all__ = ["AgentOptions"]
+__all__ = ["AgentDefinition", "AgentOptions"]
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class AgentOptions:
-    """Options for `query()`, `run()` and `Client`. Unknown keyword arguments raise `TypeError`."""
+    """Options for `query()`, `run()` and `Client`. Unknown keyword arguments raise `TypeError`.
+
+    Frozen: a run never changes the options it was given. `replace` makes a changed copy.
+    """
 
     model: str | Provider | None = None
     """``"provider:model"`` (``"ollama:qwen3:8b"``), or a provider instance; default ``$OPENAGENT_MODEL``."""
     base_url: str | None = None
     """Overrides the provider's default endpoint; default ``$OPENAGENT_BASE_URL``."""
+    model_profile: ModelProfile | Mapping[str, Any] | None = None
+    """What the model can do, where the endpoint's data or the server says otherwise or nothing (context
+    window, max output tokens, prices …): a `ModelProfile`, or a dict of its fields. Set fields win."""
     api_key: str | None = None
     """Overrides the provider's key; default ``$OPENAGENT_API_KEY``, then the vendor's variable."""
     system_prompt: str | None = None
@@ -78,8 +89,8 @@ class AgentOptions:
     """When and how to compact a history that nears the context window; ``None``: never."""
     max_structured_output_retries: int = 2
     """How many times a final answer that does not match ``output_format`` is sent back for repair."""
-    agents: Mapping[str, Any] | None = None
-    """Subagent definitions for the ``Task`` tool (subagents issue)."""
+    agents: Mapping[str, AgentDefinition | Mapping[str, Any] | Any] | None = None
+    """Subagents the ``Task`` tool can run: name → `AgentDefinition` (or Claude's, or a dict)."""
     mcp_servers: Mapping[str, Any] | None = None
     """MCP servers in the Claude format (needs ``openagent[mcp]``)."""
     setting_sources: Sequence[str] = ()
@@ -92,6 +103,11 @@ class AgentOptions:
     extra_body: Mapping[str, Any] | None = None
     """Merged verbatim into every request body."""
     metadata: Mapping[str, Any] | None = None
+
+    def replace(self, **changes: Any) -> AgentOptions:
+        """A copy with ``changes`` applied (unknown names raise `TypeError`, as in the constructor)."""
+        _check_names(changes)
+        return _replace(self, **changes)
 
     def resolved_model(self) -> str | Provider:
         """The model to use: the option, else ``$OPENAGENT_MODEL``; `ConfigError` when neither is set."""
@@ -108,6 +124,24 @@ class AgentOptions:
         return Path(self.cwd) if self.cwd is not None else Path.cwd()
 
 
+@dataclass
+class AgentDefinition:
+    """A subagent the ``Task`` tool can run (the Claude Agent SDK's fields)."""
+
+    description: str
+    """When to use this agent, for the model choosing one."""
+    prompt: str
+    """The agent's system prompt."""
+    tools: Sequence[str] | None = None
+    """Names of the parent's tools the agent may use; ``None`` means all of them."""
+    model: str | Provider | None = None
+    """``None`` or ``"inherit"``: the parent's model; else a ``"provider:model"`` string or a provider."""
+    max_turns: int | None = None
+    """The agent's own turn limit; ``None`` keeps the parent's."""
+    disallowed_tools: Sequence[str] = ()
+    """Tools removed from the agent's set."""
+
+
 def _compaction() -> Compaction:
     from .compaction import Compaction
 
@@ -118,7 +152,7 @@ _FIELDS = frozenset(f.name for f in fields(AgentOptions))
 _dataclass_init = AgentOptions.__init__
 
 
-def _checked_init(self: AgentOptions, **kwargs: Any) -> None:
+def _check_names(kwargs: Mapping[str, Any]) -> None:
     unknown = sorted(set(kwargs) - _FIELDS)
     if unknown:
         hints = []
@@ -126,6 +160,10 @@ def _checked_init(self: AgentOptions, **kwargs: Any) -> None:
             close = difflib.get_close_matches(name, _FIELDS, n=1)
             hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise TypeError(f"AgentOptions got unknown option(s): {', '.join(hints)}")
+
+
+def _checked_init(self: AgentOptions, **kwargs: Any) -> None:
+    _check_names(kwargs)
     _dataclass_init(self, **kwargs)
 
 

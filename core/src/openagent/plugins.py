@@ -1,8 +1,11 @@
-"""The plugin manager: finds plugins through entry points and collects what they register.
+"""The plugin manager: finds plugins through entry points, collects what they register, and resolves specs.
 
 Plugins load on first use, not at ``import openagent``. ``OPENAGENT_PLUGINS`` limits which load (a comma
 list of entry-point names; empty means none). A plugin that fails to import or to register is reported by
-name with its error, and the others keep working.
+name with its error, and the others keep working. The core's own defaults come from its built-in plugin
+(``openagent._builtin``, listed as ``openagent``), which registers them through the same hooks and always
+loads. `resolve` turns what an option holds (an instance, a registered name or URL, or ``None``) into the
+thing itself, for every kind alike.
 """
 
 from __future__ import annotations
@@ -12,20 +15,35 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .errors import ConfigError
 
 if TYPE_CHECKING:
     import pluggy
 
-    from .models import ProviderFactory
+    from .models import ModelProfileSource, Provider, ProviderFactory
+    from .retry import RetryPolicy
+    from .sessions import SessionStore
     from .tools import Tool
 
-__all__ = ["PluginInfo", "Registry", "get_plugin_manager", "list_plugins", "load_plugins", "registry"]
+__all__ = [
+    "BUILTIN",
+    "PluginInfo",
+    "Registry",
+    "get_plugin_manager",
+    "list_plugins",
+    "load_plugins",
+    "registry",
+    "resolve",
+]
 
 logger = logging.getLogger("openagent.plugins")
 ENTRY_POINT_GROUP = "openagent"
+BUILTIN = ("openagent", "openagent._builtin")
+"""The built-in plugin's name and module: loaded first, whatever ``OPENAGENT_PLUGINS`` says."""
+DEFAULT = "default"
+"""The name under which a plugin registers the default of a kind (the built-in plugin does)."""
 
 
 @dataclass
@@ -41,6 +59,8 @@ class PluginInfo:
     toolsets: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
+    model_profiles: int = 0
+    """How many model-data sources it registered."""
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
 
@@ -60,6 +80,70 @@ class Registry:
     """Hook matchers by event, contributed by plugins for every run."""
     skills: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Skill name → (description, body), contributed by plugins."""
+    model_profiles: list[ModelProfileSource] = field(default_factory=list)
+    """Maintained model data (prices, context windows), in registration order: later ones win."""
+
+    @overload
+    def resolve(self, kind: Literal["provider"], spec: str | Provider, **factory: Any) -> Provider: ...
+    @overload
+    def resolve(self, kind: Literal["tool"], spec: Any) -> Tool: ...
+    @overload
+    def resolve(self, kind: Literal["session_store"], spec: SessionStore | str | None) -> SessionStore: ...
+    @overload
+    def resolve(self, kind: Literal["retry_policy"], spec: RetryPolicy | str | None) -> RetryPolicy: ...
+
+    def resolve(self, kind: str, spec: Any, **factory: Any) -> Any:
+        """What an option names: an instance as it is, a registered name (or URL), or ``None`` for the
+        default registered under ``"default"``.
+
+        Args:
+            kind: ``provider`` (``"name:model"``; ``factory`` keywords such as ``base_url`` go to the
+                provider's factory), ``tool`` (a name, a `Tool`, a function or a schema dict),
+                ``session_store`` (``scheme://…`` or ``None``) or ``retry_policy`` (a name or ``None``).
+            spec: The option's value.
+            **factory: For providers: keywords for the factory (``base_url``, ``api_key``).
+
+        Raises:
+            ConfigError: Nothing of that kind is registered under the name; the message lists what is.
+        """  # noqa: D205
+        if kind == "provider":
+            if not isinstance(spec, str):
+                return spec
+            from .models import split_model
+
+            name, model = split_model(spec)
+            return self.provider_factory(name)(model, **factory)
+        if kind == "tool":
+            return self._tool(spec)
+        if kind == "session_store":
+            if spec is not None and not isinstance(spec, str):
+                return spec
+            scheme = "jsonl" if spec is None else spec.partition("://")[0].split("+")[0]
+            return self.session_store_factory(scheme)(spec or "jsonl://")
+        if kind == "retry_policy":
+            return self._retry_policy(spec)
+        raise ConfigError(f"nothing resolves {kind!r}; kinds: provider, tool, session_store, retry_policy")
+
+    def _tool(self, spec: Any) -> Tool:
+        from .tools import coerce_tool
+
+        if not isinstance(spec, str):
+            return coerce_tool(spec)
+        if spec not in self.tools:
+            known = ", ".join(sorted(self.tools)) or "none"
+            raise ConfigError(
+                f"unknown tool {spec!r}; installed tools: {known} (pip install 'openagent[tools]')"
+            )
+        return self.tools[spec]
+
+    def _retry_policy(self, spec: Any) -> RetryPolicy:
+        if spec is not None and not isinstance(spec, str):
+            return spec  # type: ignore[no-any-return]
+        name = spec or DEFAULT
+        if name not in self.retry_policies:
+            known = ", ".join(self.retry_policies) or "none"
+            raise ConfigError(f"unknown retry policy {name!r}; installed: {known}")
+        return self.retry_policies[name]  # type: ignore[no-any-return]
 
     def provider_factory(self, name: str) -> ProviderFactory:
         """The factory registered under ``name``; `ConfigError` naming the installed ones otherwise."""
@@ -97,6 +181,7 @@ class Registry:
             ("register_toolsets", lambda n, f: self._add(info, "toolsets", [n], f)),
             ("register_hooks", lambda event, matcher: self._add_hook(info, event, matcher)),
             ("register_skills", lambda n, d, body: self._add(info, "skills", [n], (d, body))),
+            ("register_model_profiles", lambda source: self._add_source(info, source)),
         ]
         for hook_name, register in calls:
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
@@ -117,6 +202,10 @@ class Registry:
     def _add_hook(self, info: PluginInfo, event: str, matcher: Any) -> None:
         self.hooks.setdefault(event, []).append(matcher)
         info.hooks.append(event)
+
+    def _add_source(self, info: PluginInfo, source: ModelProfileSource) -> None:
+        self.model_profiles.append(source)
+        info.model_profiles += 1
 
     def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool]) -> None:
         from .tools import Tool
@@ -147,17 +236,16 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
     """Load the built-in plugin, the installed entry-point plugins (subject to ``OPENAGENT_PLUGINS``) and
     ``extra`` ``(name, plugin)`` pairs, and collect what they register. Never raises for a broken plugin.
     """  # noqa: D205
-    from . import testing
+    import importlib
+    import importlib.metadata
 
     registry = Registry(manager=get_plugin_manager())
     candidates: list[tuple[str, str | None, Callable[[], object]]] = [
-        ("openagent", None, lambda: testing),
+        (BUILTIN[0], None, functools.partial(importlib.import_module, BUILTIN[1])),
     ]
     allowed = _allowed()
-    import importlib.metadata
-
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if allowed is None or ep.name in allowed:
+        if ep.name != BUILTIN[0] and (allowed is None or ep.name in allowed):
             version = ep.dist.version if ep.dist is not None else None
             candidates.append((ep.name, version, ep.load))
     candidates.extend((name, None, functools.partial(_identity, plugin)) for name, plugin in extra)
@@ -199,6 +287,27 @@ def registry() -> Registry:
     if key not in _CACHE:
         _CACHE[key] = load_plugins()
     return _CACHE[key]
+
+
+@overload
+def resolve(kind: Literal["provider"], spec: str | Provider, **factory: Any) -> Provider: ...
+@overload
+def resolve(kind: Literal["tool"], spec: Any) -> Tool: ...
+@overload
+def resolve(kind: Literal["session_store"], spec: SessionStore | str | None) -> SessionStore: ...
+@overload
+def resolve(kind: Literal["retry_policy"], spec: RetryPolicy | str | None) -> RetryPolicy: ...
+
+
+def resolve(kind: str, spec: Any, **factory: Any) -> Any:
+    """`Registry.resolve` on the process-wide registry, loaded only when ``spec`` names something."""
+    if spec is None or isinstance(spec, str):
+        return registry().resolve(kind, spec, **factory)  # type: ignore[call-overload]
+    if kind == "tool":
+        from .tools import coerce_tool
+
+        return coerce_tool(spec)
+    return spec
 
 
 def list_plugins() -> list[PluginInfo]:

@@ -2,18 +2,18 @@
 
 The loop wraps only the *opening* of a model stream (up to its first event) in the policy, so a request is
 never retried once output has been handed on. Providers raise typed errors; `ProviderError.is_retryable`
-and `retry_after` tell the policy what to do.
+and `retry_after` tell the policy what to do. The built-in plugin registers `StaminaRetry` as ``default``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, cast, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
-from .errors import ConfigError, ProviderError
+from .errors import ProviderError
 
-__all__ = ["NoRetry", "RetryPolicy", "StaminaRetry", "resolve_retry"]
+__all__ = ["NoRetry", "RetryPolicy", "StaminaRetry"]
 
 T = TypeVar("T")
 
@@ -74,17 +74,3 @@ class NoRetry:
     async def __call__(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` once."""
         return await attempt()
-
-
-def resolve_retry(spec: RetryPolicy | str | None) -> RetryPolicy:
-    """The policy for ``AgentOptions.retry``: the default, a registered name, or the policy itself."""
-    if spec is None:
-        return StaminaRetry()
-    if isinstance(spec, str):
-        from .plugins import registry
-
-        policies = registry().retry_policies
-        if spec not in policies:
-            raise ConfigError(f"unknown retry policy {spec!r}; installed: {', '.join(policies) or 'none'}")
-        return cast(RetryPolicy, policies[spec])
-    return spec

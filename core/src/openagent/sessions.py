@@ -1,8 +1,10 @@
-"""Sessions: the `SessionStore` protocol, the JSONL file store (the default), and resume/fork.
+"""Sessions: the `SessionStore` protocol, the JSONL file store, and transcript entries ↔ history.
 
 The protocol is the Claude Agent SDK's, so a store written for one works with the other: ``append`` and
 ``load`` are required; ``list_sessions``, ``delete`` and ``list_subkeys`` are optional and probed for at run
 time. Entries are JSON objects with ``type``, ``uuid`` and ``timestamp``; ``uuid`` is an idempotency key.
+The functions that open a store by name and work on whole sessions (list, read, fork, delete, resume) are
+in `openagent._transcripts`.
 """
 
 from __future__ import annotations
@@ -27,24 +29,18 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
 from .errors import SessionError
-from .types import AssistantMessage, Message, UserMessage, parse_message
+from .types import AssistantMessage, Message, UserMessage
 
 __all__ = [
     "JSONLSessionStore",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
-    "delete_session",
-    "entry_for",
-    "fork_session",
-    "get_session_messages",
-    "history_from_entries",
-    "list_sessions",
     "encode_entries",
-    "open_store",
+    "entry_for",
+    "history_from_entries",
     "project_key_for",
     "require_asyncio",
-    "restore",
 ]
 
 logger = logging.getLogger("openagent.sessions")
@@ -281,105 +277,3 @@ class JSONLSessionStore:
     async def aclose(self) -> None:
         """Forget cached state (files are closed after every append)."""
         self._seen.clear()
-
-
-def open_store(spec: SessionStore | str | None) -> SessionStore:
-    """The store for an ``AgentOptions.session_store`` value: an instance, a plugin URL, or JSONL files."""
-    if spec is None:
-        return JSONLSessionStore()
-    if isinstance(spec, str):
-        from .plugins import registry
-
-        scheme = spec.partition("://")[0].split("+")[0]
-        return registry().session_store_factory(scheme)(spec)  # type: ignore[no-any-return]
-    return spec
-
-
-class _Scope:
-    """Resolves the store and project of a helper call, closing a store it made itself."""
-
-    def __init__(self, cwd: str | os.PathLike[str] | None, store: SessionStore | str | None) -> None:
-        self.project = project_key_for(cwd if cwd is not None else os.getcwd())
-        self.owned = store is None or isinstance(store, str)
-        self.store = open_store(store)
-
-    def key(self, session_id: str) -> SessionKey:
-        return {"project_key": self.project, "session_id": session_id}
-
-    async def __aenter__(self) -> _Scope:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        close = getattr(self.store, "aclose", None)
-        if self.owned and close is not None:
-            await close()
-
-
-async def list_sessions(
-    *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> list[SessionListEntry]:
-    """The sessions of a project (default: the current directory's), most recently modified first."""
-    async with _Scope(cwd, store) as scope:
-        lister = getattr(scope.store, "list_sessions", None)
-        if lister is None:
-            raise SessionError(f"{type(scope.store).__name__} cannot list sessions (no list_sessions method)")
-        return sorted(await lister(scope.project), key=lambda s: s["mtime"], reverse=True)
-
-
-async def get_session_messages(
-    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> list[Message]:
-    """Every message a session recorded, in order (subagent messages included)."""
-    async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-    if entries is None:
-        raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
-    return [parse_message(e["message"]) for e in entries if "message" in e]
-
-
-async def fork_session(
-    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> str:
-    """Copy a session under a new id and return the id; the original is untouched."""
-    async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-        if entries is None:
-            raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
-        new_id = str(uuid_mod.uuid4())
-        copied = [{**e, "uuid": uuid_mod.uuid4().hex, "session_id": new_id} for e in entries]
-        await scope.store.append(scope.key(new_id), copied)
-    return new_id
-
-
-async def delete_session(
-    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> None:
-    """Delete a session and its sub-transcripts."""
-    async with _Scope(cwd, store) as scope:
-        deleter = getattr(scope.store, "delete", None)
-        if deleter is None:
-            raise SessionError(f"{type(scope.store).__name__} cannot delete sessions (no delete method)")
-        await deleter(scope.key(session_id))
-
-
-async def restore(
-    store: SessionStore, cwd: str | os.PathLike[str], session_id: str, options: Any
-) -> tuple[SessionKey, list[UserMessage | AssistantMessage]]:
-    """The key a conversation writes to and the history it starts from, per ``resume``,
-    ``continue_conversation`` and ``fork_session`` (a fork copies the transcript under ``session_id``).
-    """  # noqa: D205
-    project = project_key_for(cwd)
-    source = options.resume
-    if source is None and options.continue_conversation and hasattr(store, "list_sessions"):
-        sessions = await store.list_sessions(project)
-        source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
-    if source is None:
-        return {"project_key": project, "session_id": session_id}, []
-    entries = await store.load({"project_key": project, "session_id": source})
-    if entries is None:
-        raise SessionError(f"no session {source!r} in project {project!r} to resume")
-    if not options.fork_session:
-        return {"project_key": project, "session_id": source}, history_from_entries(entries)
-    key: SessionKey = {"project_key": project, "session_id": session_id}
-    await store.append(key, [{**e, "session_id": session_id} for e in entries])
-    return key, history_from_entries(entries)

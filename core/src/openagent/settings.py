@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .options import AgentDefinition
 from .tools import Tool, tool
 
 __all__ = ["Command", "ProjectSettings", "Skill", "load_settings"]
@@ -224,8 +225,6 @@ def _read_folder(
     for path in sorted(claude.glob("agents/*.md")):
         if (parsed := _front_matter(path, settings)) is not None:
             meta, body = parsed
-            from .agents import AgentDefinition
-
             name = str(meta.get("name") or path.stem)
             tools = _names(meta.get("tools")) or None
             settings.agents[name] = AgentDefinition(

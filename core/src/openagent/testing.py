@@ -19,15 +19,23 @@ Use `ScriptedModel` to test your own agents without a network::
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 import anyio
 
 from .errors import ProviderError
-from .hookspecs import hookimpl
-from .models import ModelEvent, ModelRequest, ProviderProfile, Stop, TextDelta, ThinkingDelta, ToolCallDelta
+from .models import (
+    ModelEvent,
+    ModelProfile,
+    ModelRequest,
+    ProviderProfile,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
 from .models import ToolCallStart as _ToolCallStart
 from .types import Usage
 
@@ -121,14 +129,18 @@ class ScriptedModel:
     )
     requests: list[ModelRequest] = field(default_factory=list)
     cost_per_token: float | None = None
-    """When set, `cost` prices every token at this many dollars (to test budgets)."""
+    """When set, every token costs this many dollars (to test budgets): the model profile's prices."""
 
     def __post_init__(self) -> None:
         self._next = 0
+        if self.cost_per_token is not None:
+            per_million = self.cost_per_token * 1_000_000
+            prices = ModelProfile(input_price=per_million, output_price=per_million)
+            self.profile = replace(self.profile, defaults=prices.over(self.profile.defaults))
 
     def cost(self, used: Usage) -> float | None:
-        """The price of ``used`` at `cost_per_token`."""
-        return None if self.cost_per_token is None else used.total_tokens * self.cost_per_token
+        """The price of ``used`` at `cost_per_token` (what the profile's prices make of it)."""
+        return self.profile.defaults.cost(used)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Replay the next scripted turn (or echo the last user text when there is no script)."""
@@ -177,16 +189,6 @@ class ScriptedModel:
         if not size or len(value) <= size:
             return [value]
         return [value[i : i + size] for i in range(0, len(value), size)]
-
-
-def _echo_factory(model: str, *, base_url: str | None = None, api_key: str | None = None) -> ScriptedModel:
-    return ScriptedModel(model=model)
-
-
-@hookimpl
-def register_providers(register: Callable[..., None]) -> None:
-    """The built-in ``test`` provider: ``model="test:echo"`` echoes the prompt."""
-    register("test", _echo_factory)
 
 
 def __getattr__(name: str) -> Any:

@@ -31,7 +31,6 @@ __all__ = [
     "Toolset",
     "coerce_tool",
     "create_sdk_mcp_server",
-    "open_toolsets",
     "tool",
 ]
 
@@ -42,7 +41,10 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 
 @dataclass(slots=True)
 class ToolContext:
-    """What a tool may ask for by annotating one parameter with this type (it is not part of the schema)."""
+    """What a tool may ask for by annotating one parameter with this type (it is not part of the schema).
+
+    A narrow view of the run that calls it: never the conversation itself.
+    """
 
     tool_use_id: str
     session_id: str
@@ -55,6 +57,10 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    hooks: Mapping[str, Sequence[Any]] | None = None
+    """The calling run's hooks, plugins' and options' merged (subagents inherit them)."""
+    permission_mode: str | None = None
+    """The permission mode in force for this call (``None``: the options')."""
 
 
 @runtime_checkable
@@ -356,50 +362,18 @@ def tool(
 
 
 def coerce_tool(item: Any) -> Tool:
-    """A `Tool` from what ``AgentOptions.tools`` accepts: a tool, a function, an installed name, a schema."""
+    """A `Tool` from a tool, a function or a bare schema (names of installed tools are the registry's)."""
     if isinstance(item, Tool):
         return item
-    if isinstance(item, str):
-        from .plugins import registry
-
-        tools = registry().tools
-        if item not in tools:
-            known = ", ".join(sorted(tools)) or "none"
-            raise ConfigError(
-                f"unknown tool {item!r}; installed tools: {known} (pip install 'openagent[tools]')"
-            )
-        return tools[item]
     if isinstance(item, Mapping):
         schema = item.get("input_schema") or item.get("parameters") or {"type": "object", "properties": {}}
         return Tool(name=item["name"], description=item.get("description", ""), input_schema=dict(schema))
-    if callable(item):
+    if callable(item) and not isinstance(item, str):
         made: Tool = tool(item)
         return made
     raise ConfigError(
         f"cannot use {item!r} as a tool: give a @tool function, a Tool, a name or a schema dict"
     )
-
-
-async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[str, Any]]:
-    """Open the toolsets plugins make from the options (MCP servers …): the toolsets, their tools, and
-    what they report for the init message.
-    """  # noqa: D205
-    from .plugins import registry
-
-    factories = registry().toolsets
-    if options.mcp_servers and "mcp" not in factories:
-        raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
-    toolsets: list[Toolset] = []
-    tools: list[Tool] = []
-    described: dict[str, Any] = {}
-    for factory in factories.values():
-        toolset = factory(options)
-        if toolset is None:
-            continue
-        toolsets.append(toolset)
-        tools += await toolset.open()
-        described.update(toolset.describe())
-    return toolsets, tools, described
 
 
 @dataclass

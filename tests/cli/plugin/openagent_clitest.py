@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from openagent import ProviderError, hookimpl, tool
-from openagent.models import ProviderProfile
+from openagent.models import ModelProfile, ProviderProfile
 from openagent.testing import ScriptedModel, text, thinking, tool_call
 from openagent.testing import error as raise_error
 
@@ -71,7 +71,9 @@ def scripted(model, *, base_url=None, api_key=None):
         delay=script.get("delay", 0.0),
         chunk_size=script.get("chunk_size", 0),
         model=script.get("name", "scripted"),
-        profile=ProviderProfile(name="clitest", requires_api_key=False, supports_json_schema=True),
+        profile=ProviderProfile(
+            name="clitest", requires_api_key=False, defaults=ModelProfile(supports_json_schema=True)
+        ),
     )
     return Recording(inner, script["record"], base_url) if "record" in script else inner
 

@@ -49,6 +49,7 @@ from openagent.errors import (
 )
 from openagent.models import (
     ModelEvent,
+    ModelProfile,
     ModelRequest,
     ProviderProfile,
     RawContent,
@@ -62,7 +63,7 @@ from openagent.types import (
     Usage,
 )
 
-from ._prices import cost_usd
+from ._prices import cost_usd, model_profile
 from ._request import build_body
 
 __all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
@@ -74,8 +75,7 @@ PROFILE = ProviderProfile(
     name="anthropic",
     base_url=DEFAULT_BASE_URL,
     api_key_env="ANTHROPIC_API_KEY",
-    supports_json_schema=True,
-    context_window=200_000,
+    defaults=ModelProfile(supports_json_schema=True, context_window=200_000),
 )
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -374,8 +374,11 @@ class MessagesProvider:
                     "the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or api_key"
                 )
             key = "no-key"  # local compatible servers (llama.cpp) take any key
-        self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
-        """Capabilities and defaults of this endpoint."""
+        defaults = model_profile(model).over(PROFILE.defaults)  # this model's prices, where known
+        self.profile: ProviderProfile = replace(
+            PROFILE, base_url=url, requires_api_key=official, defaults=defaults
+        )
+        """This endpoint, and what the model behind it can do (prices included)."""
         self._key = key
         if (
             http_client is None

@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from openagent.models import ModelProfile
 from openagent.types import Usage
 
-__all__ = ["PRICES", "ModelPrice", "cost_usd", "price_for", "register_price"]
+__all__ = ["PRICES", "ModelPrice", "cost_usd", "model_profile", "price_for", "register_price"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,3 +100,16 @@ def cost_usd(model: str, usage: Usage) -> float | None:
         + usage.cache_creation_input_tokens * price.cache_write
         + usage.cache_read_input_tokens * price.cache_read
     ) / 1_000_000
+
+
+def model_profile(model: str) -> ModelProfile:
+    """The prices of ``model`` as a model profile (an empty one when the table does not know it)."""
+    price = price_for(model)
+    if price is None:
+        return ModelProfile()
+    return ModelProfile(
+        input_price=price.input,
+        output_price=price.output,
+        cache_write_price=price.cache_write,
+        cache_read_price=price.cache_read,
+    )

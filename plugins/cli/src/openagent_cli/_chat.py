@@ -254,9 +254,9 @@ class ChatApp:
             can_use_tool=self.approve,
         )
         if self.model:
-            options.model = self.model
-        options.tools = [self._ask_tool() if t == "AskUserQuestion" else t for t in options.tools]
-        self.client = Client(options)
+            options = options.replace(model=self.model)
+        tools = [self._ask_tool() if t == "AskUserQuestion" else t for t in options.tools]
+        self.client = Client(options.replace(tools=tools))
         await self.client.connect()
         turns = sum(
             1 for m in self.client.history if isinstance(m, UserMessage) and isinstance(m.content, str)
@@ -315,11 +315,9 @@ class ChatApp:
         if not arg:
             self.console.print(f"model: {self.client.options.model}", markup=False, highlight=False)
             return
-        previous = self.client.options.model
         try:
-            await self.client.set_model(arg)
+            await self.client.set_model(arg)  # changes nothing when the model cannot be used
         except OpenAgentError as exc:
-            self.client.options.model = previous
             self.console.print(f"error: {exc}", style="red", markup=False)
             return
         self.model = arg

@@ -77,11 +77,13 @@ def tool_support(provider: str, profiles: dict[str, Any] | None) -> str:
     profile = profiles.get(provider)
     if profile is None:
         return "unknown (no profile)"
-    if not profile.supports_tools:
+    capabilities = profile.defaults
+    if capabilities.supports_tools is False:
         return "no"
-    if profile.tool_call_protocol == "text":
+    if capabilities.tool_call_protocol == "text":
         return "yes, through prompted <tool_call> tags"
-    return "yes, native" + ("" if profile.supports_parallel_tool_calls else " (one call per turn)")
+    one_at_a_time = capabilities.supports_parallel_tool_calls is False
+    return "yes, native" + (" (one call per turn)" if one_at_a_time else "")
 
 
 def _targets(settings: Any, urls: tuple[str, ...], profiles: dict[str, Any] | None) -> list[tuple[str, str]]:

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import click
 
+from openagent import delete_session, fork_session, get_session_messages, list_sessions
 from openagent.errors import OpenAgentError, SessionError
-from openagent.sessions import delete_session, fork_session, get_session_messages, list_sessions
 from openagent.types import (
     AssistantMessage,
     Message,

@@ -59,7 +59,8 @@ def new_call_id() -> str:
 
 def build_body(request: ModelRequest, model: str, profile: OpenAIProfile) -> dict[str, Any]:
     """The JSON body of a streaming chat-completions request for ``request``."""
-    text_protocol = profile.tool_call_protocol == "text" and bool(request.tools)
+    capabilities = request.capabilities(profile)  # per model: the run's resolved profile, else the endpoint's
+    text_protocol = capabilities.tool_call_protocol == "text" and bool(request.tools)
     system = request.system
     if text_protocol:
         system = "\n\n".join(s for s in (system, text_tools_prompt(request.tools)) if s)
@@ -87,7 +88,7 @@ def build_body(request: ModelRequest, model: str, profile: OpenAIProfile) -> dic
             body["tool_choice"] = choice
         if request.parallel_tool_calls is not None and profile.accepts_parallel_tool_calls:
             body["parallel_tool_calls"] = request.parallel_tool_calls
-    if request.output_format and profile.supports_json_schema:
+    if request.output_format and capabilities.supports_json_schema:
         schema = request.output_format.get("schema", {})
         name = request.output_format.get("name", "output")
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}

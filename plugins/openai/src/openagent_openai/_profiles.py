@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openagent.errors import ConfigError
-from openagent.models import ProviderProfile
+from openagent.models import ModelProfile, ProviderProfile
 
 __all__ = ["PROFILES", "OpenAIProfile", "resolve_api_key", "resolve_base_url"]
 
@@ -43,6 +43,12 @@ class OpenAIProfile(ProviderProfile):
     """OpenAI deprecated ``max_tokens`` (reasoning models refuse it); most local servers know only it."""
     accepts_parallel_tool_calls: bool = True
     """Accepts the ``parallel_tool_calls`` request field."""
+    model_info: tuple[Literal["props", "show", "models"], ...] = ()
+    """Where the server reports a model's context window, tried in order (`_server_info`): llama.cpp's
+    ``/props``, Ollama's ``/api/show``, vLLM's ``/v1/models`` (``max_model_len``)."""
+
+
+_SCHEMA = ModelProfile(supports_json_schema=True)
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -51,7 +57,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         base_url="https://api.openai.com/v1",
         api_key_env="OPENAI_API_KEY",
         base_url_env="OPENAI_BASE_URL",
-        supports_json_schema=True,
+        defaults=_SCHEMA,
         reasoning_field=None,  # chat completions never returns OpenAI's reasoning
         max_tokens_field="max_completion_tokens",
     ),
@@ -61,16 +67,17 @@ PROFILES: dict[str, OpenAIProfile] = {
         base_url_env="OLLAMA_HOST",
         base_url_env_is_host=True,
         requires_api_key=False,
-        supports_json_schema=True,
+        defaults=_SCHEMA,
         reasoning_field="reasoning",
         tool_choice_forms=frozenset({"auto"}),  # Ollama ignores tool_choice; say so by not sending it
         accepts_parallel_tool_calls=False,
+        model_info=("show",),
     ),
     "lmstudio": OpenAIProfile(
         name="lmstudio",
         base_url="http://localhost:1234/v1",
         requires_api_key=False,
-        supports_json_schema=True,
+        defaults=_SCHEMA,
         tool_choice_forms=frozenset({"auto", "none", "required"}),
         accepts_parallel_tool_calls=False,
     ),
@@ -78,20 +85,22 @@ PROFILES: dict[str, OpenAIProfile] = {
         name="llamacpp",
         base_url="http://localhost:8080/v1",
         requires_api_key=False,
-        supports_json_schema=True,
+        defaults=_SCHEMA,
         tool_choice_forms=frozenset({"auto", "none", "required"}),
+        model_info=("props",),
     ),
     "vllm": OpenAIProfile(
         name="vllm",
         base_url="http://localhost:8000/v1",
         requires_api_key=False,
-        supports_json_schema=True,
+        defaults=_SCHEMA,
+        model_info=("models",),
     ),
     "openrouter": OpenAIProfile(
         name="openrouter",
         base_url="https://openrouter.ai/api/v1",
         api_key_env="OPENROUTER_API_KEY",
-        supports_json_schema=True,
+        defaults=_SCHEMA,
         reasoning_field="reasoning",
     ),
     "openai-compatible": OpenAIProfile(
@@ -100,6 +109,7 @@ PROFILES: dict[str, OpenAIProfile] = {
         supports_stream_options=False,  # the conservative choice for an unknown server
         tool_choice_forms=frozenset({"auto", "none", "required"}),
         accepts_parallel_tool_calls=False,
+        model_info=("models", "props"),  # vLLM and SGLang say max_model_len; llama.cpp has /props
     ),
 }
 

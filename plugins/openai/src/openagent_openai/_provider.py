@@ -33,8 +33,9 @@ from openagent.errors import (
     StreamError,
     error_for_status,
 )
-from openagent.models import ModelEvent, ModelRequest
+from openagent.models import ModelEvent, ModelProfile, ModelRequest
 
+from . import _server_info
 from ._chat import ChatStream, build_body
 from ._profiles import OpenAIProfile, resolve_api_key, resolve_base_url
 
@@ -78,6 +79,8 @@ class ChatCompletionsProvider:
         self._client: Any = None
         self._transport_errors: tuple[type[BaseException], ...] = ()
         self._timeout_errors: tuple[type[BaseException], ...] = ()
+        self._reported: ModelProfile | None = None
+        self._asked = False
 
     def __repr__(self) -> str:
         return f"ChatCompletionsProvider({self.model!r}, profile={self.profile.name!r})"
@@ -105,6 +108,29 @@ class ChatCompletionsProvider:
             self._client = client
         return self._client
 
+    async def model_profile(self) -> ModelProfile | None:
+        """What the server reports about the model (its context window), asked once; ``None`` when the
+        server cannot say (see `_server_info`: llama.cpp ``/props``, Ollama ``/api/show``, vLLM
+        ``/v1/models``). Failures are not errors: the run goes on without the figure.
+        """  # noqa: D205
+        if self._asked:
+            return self._reported
+        self._asked = True
+        self._openai()
+        root = self.base_url.removesuffix("/v1")
+        for kind in self.profile.model_info:
+            method, url, body = _server_info.probe_request(kind, root, self.model)
+            try:
+                headers = {**self._headers, "Accept": "application/json"}
+                response = await self._http.request(method, url, headers=headers, json=body, timeout=10.0)
+                data = response.json() if response.status_code == 200 else None
+            except (*self._transport_errors, ValueError, RecursionError):
+                data = None
+            if window := _server_info.parse(kind, data, self.model):
+                self._reported = ModelProfile(context_window=window)
+                break
+        return self._reported
+
     async def aclose(self) -> None:
         """Close the connection pool."""
         if self._client is not None:
@@ -122,7 +148,9 @@ class ChatCompletionsProvider:
         body = build_body(request, self.model, self.profile)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         timeout = self._timeout if request.timeout is None else request.timeout
-        text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
+        text_protocol = request.capabilities(self.profile).tool_call_protocol == "text" and bool(
+            request.tools
+        )
         parser = ChatStream(
             self.profile.name,
             tool_names=frozenset(t.name for t in request.tools),

@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from openagent import HookContext, HookMatcher, Tool, ToolContext, ToolError, tool
-from openagent.sessions import SessionKey, SessionStore, open_store, project_key_for
+from openagent.plugins import resolve
+from openagent.sessions import SessionKey, SessionStore, project_key_for
 
 __all__ = [
     "MEMORY_SESSION_ID",
@@ -118,7 +119,7 @@ class SessionMemoryStore:
     async def _with_store(self, action: Any) -> Any:
         if self.store is not None and not isinstance(self.store, str):
             return await action(self.store)
-        store = open_store(self.store)
+        store = resolve("session_store", self.store)
         try:
             return await action(store)
         finally:

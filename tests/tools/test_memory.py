@@ -13,8 +13,16 @@ from typing import Any
 import anyio
 import pytest
 
-from openagent import AgentOptions, ResultMessage, ToolContext, ToolResultBlock, UserMessage, query
-from openagent.sessions import JSONLSessionStore, list_sessions, project_key_for
+from openagent import (
+    AgentOptions,
+    ResultMessage,
+    ToolContext,
+    ToolResultBlock,
+    UserMessage,
+    list_sessions,
+    query,
+)
+from openagent.sessions import JSONLSessionStore, project_key_for
 from openagent.testing import ScriptedModel, tool_call
 from openagent_tools.memory import (
     MEMORY_SESSION_ID,

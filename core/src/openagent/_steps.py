@@ -13,7 +13,7 @@ run the model turn and each tool call as activities and keep the decisions in th
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -26,6 +26,7 @@ from .models import ModelEvent, ModelRequest, Provider
 from .permissions import PLAN_MODE_NOTE, denied_outright
 from .types import (
     AssistantMessage,
+    Message,
     ResultMessage,
     ResultSubtype,
     TextBlock,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
     from ._runtime import Runtime
+    from ._toolcall import ToolCallResult
     from .retry import RetryPolicy
     from .sessions import SessionKey
 
@@ -51,6 +53,7 @@ __all__ = [
     "RunState",
     "RunTools",
     "after_tools",
+    "count_turn",
     "decide",
     "final_text",
     "hook_input",
@@ -58,6 +61,8 @@ __all__ = [
     "open_stream",
     "prepare_request",
     "result_message",
+    "submit",
+    "tool_results",
     "turn_limit",
     "user_message",
 ]
@@ -329,6 +334,62 @@ async def model_turn(
             with anyio.CancelScope(shield=True):
                 await close_quietly(stream)
     return turn.message(request.model, parent_tool_use_id)
+
+
+async def submit(
+    runtime: Runtime, state: RunState, prompt: str | UserMessage | Mapping[str, Any], *, first: bool
+) -> FollowUp | Finish:
+    """The prompt as it goes to the model (a slash command expanded, hooks' context added), or why it
+    does not: a hook blocked it, or it names an unknown command. ``first``: the conversation's first prompt
+    (SessionStart fires).
+    """  # noqa: D205
+    if first:
+        source = "resume" if runtime.options.resume else "startup"
+        started = await run_hooks(
+            runtime.hooks, "SessionStart", hook_input(runtime, state, source=source), target=source
+        )
+        state.keep_session_context(started.additional_context)
+    message = user_message(prompt)
+    if not isinstance(message.content, str):
+        return FollowUp(message)
+    text = message.content
+    if runtime.settings.commands and text.startswith("/"):
+        try:
+            text = runtime.settings.expand(text)
+        except ValueError as exc:  # an unknown command: say which ones exist
+            return Finish("error_during_execution", str(exc))
+    submitted = await run_hooks(runtime.hooks, "UserPromptSubmit", hook_input(runtime, state, prompt=text))
+    if submitted.is_blocked:
+        reason = submitted.block_reason or submitted.stop_reason or "blocked by a hook"
+        return Finish("error_during_execution", reason)
+    extra = [*state.take_session_context(), *submitted.additional_context]
+    if extra or text != message.content:
+        return FollowUp(UserMessage(content="\n\n".join([text, *extra])))
+    return FollowUp(message)
+
+
+def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float) -> None:
+    """Count a model turn: its time, its tokens, and what they cost at the model's prices."""
+    state.add_seconds(seconds)
+    usage = response.usage
+    state.account(usage, runtime.profile.cost(usage) if usage is not None else None)
+
+
+def tool_results(
+    runtime: Runtime, calls: Sequence[ToolUseBlock | ToolUseError], done: Sequence[ToolCallResult | None]
+) -> tuple[list[Message], UserMessage | None, bool]:
+    """What a turn's tool calls hand back: the messages they emitted, the `UserMessage` with their results
+    in call order (a call an interrupt cut off answered as such), and whether one of them ended the turn.
+    """  # noqa: D205
+    emitted = [message for result in done if result is not None for message in result.messages]
+    results = [
+        result.result
+        if result is not None
+        else ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
+        for call, result in zip(calls, done, strict=True)
+    ]
+    answer = UserMessage(content=results, parent_tool_use_id=runtime.parent_tool_use_id) if results else None
+    return emitted, answer, any(result is not None and result.ends_turn for result in done)
 
 
 def turn_limit(runtime: Runtime, state: RunState, last: AssistantMessage | None) -> Finish | None:

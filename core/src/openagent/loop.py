@@ -33,8 +33,8 @@ from ._steps import (
     open_stream,
     prepare_request,
     result_message,
+    submit,
     turn_limit,
-    user_message,
 )
 from ._toolcall import ToolCallResult, tool_call
 from ._transcripts import restore
@@ -193,7 +193,7 @@ class Conversation:
         init = self.runtime.init_message(state.session_id, state.permission_mode)
         await self.persist(init)
         yield init
-        outcome: Outcome = await self._submit(prompt, first_run)
+        outcome: Outcome = await submit(self.runtime, state, prompt, first=first_run)
         last: AssistantMessage | None = None
         error: OpenAgentError | None = None
         while not isinstance(outcome, Finish | Pause):
@@ -247,38 +247,6 @@ class Conversation:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.state.remember(message)
         await self.persist(message)
-
-    async def _submit(
-        self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
-    ) -> FollowUp | Finish:
-        """The prompt as it goes to the model (hooks may add context), or why a hook blocked it."""
-        runtime, state = self.runtime, self.state
-        if first_run:
-            source = "resume" if runtime.options.resume else "startup"
-            data = hook_input(runtime, state, source=source)
-            started = await run_hooks(runtime.hooks, "SessionStart", data, target=source)
-            state.keep_session_context(started.additional_context)
-        message = user_message(prompt)
-        if not isinstance(message.content, str):
-            return FollowUp(message)
-        text = message.content
-        if runtime.settings.commands and text.startswith("/"):
-            try:
-                text = runtime.settings.expand(text)
-            except ValueError as exc:  # an unknown command: say which ones exist
-                return Finish("error_during_execution", str(exc))
-        submitted = await run_hooks(
-            runtime.hooks, "UserPromptSubmit", hook_input(runtime, state, prompt=text)
-        )
-        if submitted.is_blocked:
-            return Finish(
-                "error_during_execution",
-                submitted.block_reason or submitted.stop_reason or "blocked by a hook",
-            )
-        extra = [*state.take_session_context(), *submitted.additional_context]
-        if extra or text != message.content:
-            return FollowUp(UserMessage(content="\n\n".join([text, *extra])))
-        return FollowUp(message)
 
     def _cancel_scope(self) -> anyio.CancelScope:
         """A scope `interrupt` can cancel; never held across a ``yield``."""

@@ -25,6 +25,11 @@ talk to it)::
         ...  # point a client at server.url (e.g. http://127.0.0.1:PORT/v1)
         server.requests[0].body                          # what the client sent
 
+With ``context_size=N`` (``--context-size N``) it also reports a context window the way real servers do:
+``GET /props`` as llama.cpp (``default_generation_settings.n_ctx``) and ``GET /v1/models`` as vLLM
+(``max_model_len`` for every script name and ``scripted``); without it those routes answer 404, as a server
+that does not say.
+
 or as a process: ``python benchmarks/scripted_server.py --port 8123 --preset bench``; scripts are then
 registered through ``POST /_control/scripts`` (``{"name", "mode", "turns": [turn-as-dict, …]}``), recorded
 requests read from ``GET /_control/requests``, and everything cleared with ``POST /_control/reset``.
@@ -475,7 +480,13 @@ class ScriptedServer:
     """The scripted model server. See the module docstring for selection rules and usage."""
 
     def __init__(
-        self, *, host: str = "127.0.0.1", port: int = 0, delay: float = 0.0, record: bool = True
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        delay: float = 0.0,
+        record: bool = True,
+        context_size: int | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -483,6 +494,8 @@ class ScriptedServer:
         """Default seconds between stream chunks."""
         self.record = record
         """Whether to keep every request in `requests` (turn off for long benchmarks)."""
+        self.context_size = context_size
+        """The context window ``/props`` and ``/v1/models`` report; ``None``: those routes are 404."""
         self.requests: list[RecordedRequest] = []
         self.open_connections = 0
         """Connections currently open (a test can check a client left none behind)."""
@@ -675,6 +688,9 @@ class ScriptedServer:
             with self._lock:
                 self.requests.append(RecordedRequest(method, path, headers, body, script))
         wire = "anthropic" if path.rstrip("/").endswith("/messages") else "openai"
+        if method == "GET" and path.rstrip("/") in ("/props", "/v1/models") and self.context_size:
+            await self._json(writer, 200, self._model_info(path.rstrip("/")))
+            return keep_alive
         if method != "POST" or not (path.rstrip("/").endswith(("/chat/completions", "/messages"))):
             await self._json(writer, 404, _error_body(wire, 404, f"no route for {method} {path}"))
             return keep_alive
@@ -690,6 +706,15 @@ class ScriptedServer:
         model = body.get("model", "scripted") if isinstance(body, dict) else "scripted"
         await self._respond(reader, writer, turn, wire, stream, str(model))
         return keep_alive
+
+    def _model_info(self, path: str) -> dict[str, Any]:
+        """What llama.cpp's ``/props`` or vLLM's ``/v1/models`` say about the window (trimmed to that)."""
+        if path == "/props":
+            return {"default_generation_settings": {"n_ctx": self.context_size}, "total_slots": 1}
+        with self._lock:
+            names = ["scripted", *self._scripts]
+        models = [{"id": n, "object": "model", "max_model_len": self.context_size} for n in names]
+        return {"object": "list", "data": models}
 
     async def _read_body(self, reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
         if "content-length" in headers:
@@ -895,10 +920,19 @@ def main(argv: list[str] | None = None) -> None:
         help="bench: the benchmark conversation under the model name 'bench'",
     )
     parser.add_argument("--deltas", type=int, default=300, help="answer deltas of the bench preset")
+    parser.add_argument(
+        "--context-size", type=int, default=None, help="the window /props and /v1/models report"
+    )
     args = parser.parse_args(argv)
 
     async def serve() -> None:
-        server = ScriptedServer(host=args.host, port=args.port, delay=args.delay, record=args.record)
+        server = ScriptedServer(
+            host=args.host,
+            port=args.port,
+            delay=args.delay,
+            record=args.record,
+            context_size=args.context_size,
+        )
         if "bench" in args.preset:
             server.add_script("bench", bench_conversation(args.deltas))
         await server.start()

@@ -21,6 +21,7 @@ from openagent import (
     HookMatcher,
     ResultMessage,
     StreamEvent,
+    SystemMessage,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -28,7 +29,9 @@ from openagent import (
     query,
     tool,
 )
+from openagent.compaction import Compaction
 from openagent.errors import ProviderConnectionError
+from openagent.testing import ScriptedModel
 from openagent_local import LocalProvider, ModelFile, ServerBuild, running_servers
 
 pytestmark = pytest.mark.anyio
@@ -255,3 +258,43 @@ async def test_a_server_killed_mid_stream_is_a_typed_error_and_the_session_survi
             assert prompts[0].startswith("Write a long story") and prompts[-1] == "Say hello."
     finally:
         await provider.aclose()
+
+
+async def test_compaction_uses_the_window_the_server_reports(server_build: ServerBuild, smollm2: ModelFile):
+    """Nothing but the server knows this model's window (the size it was started with): the loop asks it,
+    and compacts before a prompt that would not fit, instead of sending it to be refused."""
+    provider = LocalProvider("smollm2", ctx_size=2048)
+    summariser = ScriptedModel(["Earlier, the user pasted long notes."] * 5)
+    requests: list[Any] = []
+
+    async def count(input_data: dict[str, Any], tool_use_id: Any, context: Any) -> dict[str, Any]:
+        requests.append(input_data["request"])
+        return {}
+
+    options = AgentOptions(
+        model=provider, max_tokens=8, persist_session=False, hooks={"PreModelRequest": [HookMatcher(hooks=[count])]},
+        compaction=Compaction(model=summariser, keep_last=2), **PINNED,
+    )  # fmt: skip
+    notes = (
+        "Notes: " + "the quick brown fox jumps over the lazy dog " * 68
+    )  # about 650 of this model's tokens
+    results: list[ResultMessage] = []
+    boundaries: list[SystemMessage] = []
+    try:
+        async with Client(options) as client:
+            for n in range(3):  # together about 2,000 tokens with the answers: more than 80 % of the window
+                await client.query(f"{notes}\nReply with the number {n}.")
+                async for message in client.receive_response():
+                    if isinstance(message, ResultMessage):
+                        results.append(message)
+                    elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+                        boundaries.append(message)
+        reported = await provider.model_profile()
+    finally:
+        await provider.aclose()
+    assert reported is not None and reported.context_window == 2048
+    assert [r.subtype for r in results] == ["success"] * 3
+    assert len(boundaries) == 1 and boundaries[0].data["trigger"] == "auto"
+    assert boundaries[0].data["post_tokens"] < boundaries[0].data["pre_tokens"]
+    assert len(summariser.requests) == 1
+    assert len(requests) == 3  # compacted before the third request: none was refused and sent again

@@ -19,7 +19,7 @@ import anyio
 import anyio.to_thread
 
 from openagent.errors import ConfigError, ProviderConnectionError, ProviderError, StreamError
-from openagent.models import ModelEvent, ModelRequest
+from openagent.models import ModelEvent, ModelProfile, ModelRequest
 
 from ._build import BUILD_MINUTES, ServerBuild, build_server, find_server
 from ._models import resolve_model
@@ -160,6 +160,10 @@ class LocalProvider:
 
     def __repr__(self) -> str:
         return f"LocalProvider({self.model!r})"
+
+    async def model_profile(self) -> ModelProfile | None:
+        """What the server reports about the model: its context window (llama.cpp's ``/props``)."""
+        return await (await self._provider()).model_profile()
 
     async def aclose(self) -> None:
         """Close the connection pool. The server keeps running for reuse; it stops when the process exits."""

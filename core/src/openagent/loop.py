@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -28,12 +29,14 @@ from ._steps import (
     RunTools,
     after_tools,
     close_quietly,
+    count_turn,
     decide,
     hook_input,
     open_stream,
     prepare_request,
     result_message,
     submit,
+    tool_results,
     turn_limit,
 )
 from ._toolcall import ToolCallResult, tool_call
@@ -60,6 +63,7 @@ from .types import (
 __all__ = ["Conversation"]
 
 logger = logging.getLogger("openagent.loop")
+_STREAM_EVENT = StreamEvent.__pydantic_validator__
 
 
 class Conversation:
@@ -226,10 +230,7 @@ class Conversation:
                 state.add_seconds(time.monotonic() - began)
                 outcome, error = Finish("error_during_execution", str(exc)), exc
                 continue
-            state.add_seconds(time.monotonic() - began)
-            state.account(
-                response.usage, self.runtime.profile.cost(response.usage) if response.usage else None
-            )
+            count_turn(self.runtime, state, response, time.monotonic() - began)
             last = await self._after_response(response)
             if last.content or not self._interrupted:
                 await self._record(last, remember=last.stop_reason != "incomplete")
@@ -269,7 +270,8 @@ class Conversation:
                 with self._cancel_scope():  # no yield inside: the fast path
                     async for event in stream:
                         turn.feed(event)
-            while turn.partial and (next_event := await self._next(stream)) is not None:
+            scope = type(anyio.CancelScope())
+            while turn.partial and (next_event := await self._next(stream, scope)) is not None:
                 for partial in self._partial(turn.feed(next_event)):
                     yield partial
         except OpenAgentError:
@@ -282,11 +284,19 @@ class Conversation:
                 with anyio.CancelScope(shield=True):
                     await close_quietly(stream)
 
-    async def _next(self, stream: AsyncIterator[ModelEvent]) -> ModelEvent | None:
-        """The next event, or None at the end of the stream or on an interrupt."""
+    async def _next(
+        self, stream: AsyncIterator[ModelEvent], scope: type[anyio.CancelScope]
+    ) -> ModelEvent | None:
+        """The next event, or None at the end of the stream or on an interrupt.
+
+        Each read is in a scope of its own, which `interrupt` can cancel; ``scope`` is the event loop's own
+        cancel-scope class, made directly: anyio's generic constructor looks the event loop up every time,
+        a third of a scope's cost, paid once per streamed event here.
+        """
         if self._interrupted:
             return None
-        with self._cancel_scope():
+        self._scope = scope()
+        with self._scope:
             try:
                 return await stream.__anext__()
             except StopAsyncIteration:
@@ -294,11 +304,12 @@ class Conversation:
         return None  # cancelled by interrupt()
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
-        parent, session = self.runtime.parent_tool_use_id, self.state.session_id
-        return [
-            StreamEvent(uuid=uuid.uuid4().hex, session_id=session, event=e, parent_tool_use_id=parent)
-            for e in events
-        ]
+        """Stream events for the caller; built by the validator directly (one is made per streamed delta)."""
+        base = {"session_id": self.state.session_id}
+        if (parent := self.runtime.parent_tool_use_id) is not None:
+            base["parent_tool_use_id"] = parent
+        make = _STREAM_EVENT.validate_python
+        return [make({"uuid": os.urandom(16).hex(), "event": e, **base}) for e in events]
 
     async def _begin(self) -> tuple[list[SystemMessage], AsyncIterator[ModelEvent], ModelEvent | None]:
         """Compact if the history nears the window, then open the stream; if the endpoint still says the
@@ -399,17 +410,7 @@ class Conversation:
                     for index, call in enumerate(calls):
                         group.start_soon(one, index, call)
         self._scope = None
-        emitted = [message for result in done if result is not None for message in result.messages]
-        results = [
-            result.result
-            if result is not None  # cut off by an interrupt:
-            else ToolResultBlock(tool_use_id=call.id, content="interrupted by the user", is_error=True)
-            for call, result in zip(calls, done, strict=True)
-        ]
-        answer = (
-            UserMessage(content=results, parent_tool_use_id=runtime.parent_tool_use_id) if results else None
-        )
-        return emitted, answer, any(result is not None and result.ends_turn for result in done)
+        return tool_results(runtime, calls, done)
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

@@ -35,11 +35,10 @@ from .types import (
     ToolUseError,
     Usage,
     UserMessage,
+    json_adapter,
 )
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
-
     from ._runtime import Runtime
     from ._toolcall import ToolCallResult
     from .retry import RetryPolicy
@@ -167,24 +166,12 @@ class RunState:
 
     def to_json(self) -> dict[str, Any]:
         """The state as JSON data."""
-        return _state_adapter().dump_python(self, mode="json")  # type: ignore[no-any-return]
+        return json_adapter(RunState).dump_python(self, mode="json")  # type: ignore[no-any-return]
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunState:
         """Rebuild a state from `to_json`'s data."""
-        return _state_adapter().validate_python(dict(data))
-
-
-_STATE: TypeAdapter[RunState] | None = None
-
-
-def _state_adapter() -> TypeAdapter[RunState]:
-    global _STATE
-    if _STATE is None:
-        from pydantic import TypeAdapter
-
-        _STATE = TypeAdapter(RunState)
-    return _STATE
+        return json_adapter(RunState).validate_python(dict(data))
 
 
 # --- outcomes ---------------------------------------------------------------------------------------------

@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 from .hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
 from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
 from .tools import Tool, ToolContext
-from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
+from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError, json_adapter
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
-
     from .options import AgentOptions
     from .permissions import CanUseTool, PermissionMode
 
@@ -65,24 +63,12 @@ class ToolCallResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON data."""
-        return _adapter().dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+        return json_adapter(ToolCallResult).dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolCallResult:
         """Rebuild a result from `to_json`'s data."""
-        return _adapter().validate_python(dict(data))
-
-
-_ADAPTER: TypeAdapter[ToolCallResult] | None = None
-
-
-def _adapter() -> TypeAdapter[ToolCallResult]:
-    global _ADAPTER
-    if _ADAPTER is None:
-        from pydantic import TypeAdapter
-
-        _ADAPTER = TypeAdapter(ToolCallResult)
-    return _ADAPTER
+        return json_adapter(ToolCallResult).validate_python(dict(data))
 
 
 async def _decide(

@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from dataclasses import replace as _replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ConfigError
-from .types import AssistantMessage, TextBlock, Usage, UserMessage
-
-if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+from .types import AssistantMessage, TextBlock, Usage, UserMessage, json_adapter
 
 __all__ = [
     "ModelEvent",
@@ -142,12 +139,12 @@ class ModelRequest:
 
     def to_json(self) -> dict[str, Any]:
         """The request as JSON data (a workflow engine's activity input); `from_json` rebuilds it."""
-        return _request_adapter().dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+        return json_adapter(ModelRequest).dump_python(self, mode="json", exclude_none=True)  # type: ignore[no-any-return]
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ModelRequest:
         """Rebuild a request from `to_json`'s data."""
-        return _request_adapter().validate_python(dict(data))
+        return json_adapter(ModelRequest).validate_python(dict(data))
 
     def capabilities(self, endpoint: ProviderProfile | None) -> ModelProfile:
         """The model's profile: the request's, else ``endpoint``'s defaults, else an empty one."""
@@ -278,15 +275,3 @@ def split_model(model: str) -> tuple[str, str]:
             f"model {model!r} must be 'provider:model', e.g. 'ollama:qwen3' or 'openai:gpt-4.1-mini'"
         )
     return provider.strip().lower(), name
-
-
-_REQUEST: TypeAdapter[ModelRequest] | None = None
-
-
-def _request_adapter() -> TypeAdapter[ModelRequest]:
-    global _REQUEST
-    if _REQUEST is None:  # built on first use: only a workflow engine serialises requests
-        from pydantic import TypeAdapter
-
-        _REQUEST = TypeAdapter(ModelRequest)
-    return _REQUEST

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, ru
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 
 try:
     import fcntl
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
 from .errors import SessionError
-from .types import AssistantMessage, Message, UserMessage
+from .types import AssistantMessage, Message, UserMessage, json_adapter
 
 __all__ = [
     "JSONLSessionStore",
@@ -144,20 +144,13 @@ def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage 
     ]
     return [  # validated in one call: a 10,000-message resume is dominated by this
         m
-        for m in _history_adapter().validate_python(history)
+        for m in json_adapter(_HISTORY).validate_python(history)
         if not m.parent_tool_use_id
         and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
     ]
 
 
-_HISTORY: TypeAdapter[list[UserMessage | AssistantMessage]] | None = None
-
-
-def _history_adapter() -> TypeAdapter[list[UserMessage | AssistantMessage]]:
-    global _HISTORY
-    if _HISTORY is None:
-        _HISTORY = TypeAdapter(list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]])
-    return _HISTORY
+_HISTORY = list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]]
 
 
 def _default_root() -> Path:

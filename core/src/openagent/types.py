@@ -6,7 +6,7 @@ JSON (``Message`` / ``ContentBlock`` are discriminated unions; `parse_message` r
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -26,8 +26,11 @@ __all__ = [
     "ToolUseError",
     "Usage",
     "UserMessage",
+    "json_adapter",
     "parse_message",
 ]
+
+T = TypeVar("T")
 
 
 class _Model(BaseModel):
@@ -229,14 +232,28 @@ Message: TypeAlias = Annotated[
 ]
 """Any message a run yields, discriminated by ``type``."""
 
-_adapter: TypeAdapter[Message] | None = None
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+@overload
+def json_adapter(kind: type[T]) -> TypeAdapter[T]: ...
+@overload
+def json_adapter(kind: Any) -> TypeAdapter[Any]: ...
+
+
+def json_adapter(kind: Any) -> TypeAdapter[Any]:
+    """A pydantic adapter for ``kind`` (a class or a type expression), built on first use and kept:
+    building one is the slow part of pydantic, and most runs never need most of them.
+    """  # noqa: D205
+    found = _ADAPTERS.get(kind)
+    if found is None:
+        found = _ADAPTERS[kind] = TypeAdapter(kind)
+    return found
 
 
 def parse_message(data: dict[str, Any] | str | bytes) -> Message:
     """Rebuild a message from its JSON form (a dict, or JSON text)."""
-    global _adapter
-    if _adapter is None:  # built on first use: schema building is the slow part of importing pydantic
-        _adapter = TypeAdapter(Message)
+    adapter = json_adapter(Message)
     if isinstance(data, dict):
-        return _adapter.validate_python(data)
-    return _adapter.validate_json(data)
+        return adapter.validate_python(data)  # type: ignore[no-any-return]
+    return adapter.validate_json(data)  # type: ignore[no-any-return]

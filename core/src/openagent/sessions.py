@@ -159,6 +159,23 @@ def _default_root() -> Path:
     return Path(platformdirs.user_data_dir("openagent", appauthor=False)) / "sessions"
 
 
+_OPEN_SESSIONS = 8
+"""How many sessions a JSONL store keeps its files open for (the most recently written)."""
+
+
+def _append(lock: int, fd: int, data: bytes) -> None:
+    """Append ``data`` under an exclusive lock on the session's lock file: writers never interleave lines."""
+    if fcntl is not None:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class JSONLSessionStore:
     """One JSONL file per session under the user data directory; the default store.
 
@@ -173,6 +190,7 @@ class JSONLSessionStore:
         self.root = Path(root) if root is not None else _default_root()
         self.durability = durability
         self._seen: dict[Path, set[str]] = {}
+        self._open: dict[Path, tuple[int, int]] = {}  # (lock fd, data fd) of recent sessions, oldest first
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
 
@@ -191,26 +209,60 @@ class JSONLSessionStore:
         fresh = [(uuid, text) for uuid, text in encode_entries(entries) if uuid is None or uuid not in seen]
         if not fresh:
             return
-        data = "".join(text + "\n" for _, text in fresh)
+        data = "".join(text + "\n" for _, text in fresh).encode()
         try:
             if self.durability == "fsync":
-                await anyio.to_thread.run_sync(self._write, path, data, True)
+                await anyio.to_thread.run_sync(self._write_synced, path, data)
             else:
-                self._write(path, data, False)
+                _append(*self._files(path), data)
         except OSError as exc:
             raise SessionError(f"cannot write session file {path}: {exc}") from exc
         seen.update(uuid for uuid, _ in fresh if uuid is not None)
 
+    def _files(self, path: Path) -> tuple[int, int]:
+        """The session's lock and data files, kept open between appends (opening two files per message
+        cost more than everything else persisting it); reopened when the file was deleted meanwhile.
+        """  # noqa: D205
+        files = self._open.get(path)
+        if files is not None and os.fstat(files[1]).st_nlink:
+            return files
+        self._close(path)
+        while len(self._open) >= _OPEN_SESSIONS:
+            self._close(next(iter(self._open)))
+        lock = os.open(
+            path.with_suffix(".lock"), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            data = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            os.close(lock)
+            raise
+        self._open[path] = (lock, data)
+        return lock, data
+
+    def _close(self, path: Path) -> None:
+        for fd in self._open.pop(path, ()):
+            os.close(fd)
+
+    def __del__(self) -> None:  # a store nobody closed must not keep files open
+        for lock, data in getattr(self, "_open", {}).values():
+            os.close(lock)
+            os.close(data)
+
     @staticmethod
-    def _write(path: Path, data: str, fsync: bool) -> None:
-        """Append under an exclusive lock on ``<session>.lock``: writers never interleave lines."""
-        with path.with_suffix(".lock").open("a") as lock, path.open("a", encoding="utf-8") as fh:
-            if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-            fh.write(data)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
+    def _write_synced(path: Path, data: bytes) -> None:
+        """Append and fsync (in a worker thread): files opened for this write alone."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        lock = os.open(path.with_suffix(".lock"), flags, 0o600)
+        try:
+            fd = os.open(path, flags, 0o600)
+            try:
+                _append(lock, fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(lock)
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry of the session, in order; ``None`` when it was never written."""
@@ -256,6 +308,7 @@ class JSONLSessionStore:
         path = self._path(key)
         path.unlink(missing_ok=True)
         self._seen.pop(path, None)
+        self._close(path)
         if "subpath" not in key:
             import shutil
 
@@ -268,5 +321,7 @@ class JSONLSessionStore:
         return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
 
     async def aclose(self) -> None:
-        """Forget cached state (files are closed after every append)."""
+        """Close the files kept open and forget cached state."""
         self._seen.clear()
+        for path in list(self._open):
+            self._close(path)

@@ -46,9 +46,12 @@ class TurnBuilder:
 
     def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
         """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
-        if self.kind == _TEXT and not self.partial and type(event) is TextDelta:  # the hot path: more text
+        if self.kind == _TEXT and type(event) is TextDelta:  # the hot path: more text
             self.parts.append(event.text)
-            return _NONE
+            if not self.partial:
+                return _NONE
+            delta = {"type": "text_delta", "text": event.text}
+            return [{"type": "content_block_delta", "index": len(self.blocks) - 1, "delta": delta}]
         out: list[dict[str, Any]] = []
         if isinstance(event, TextDelta):
             self._switch(_TEXT, None, {"type": "text", "text": ""}, out)

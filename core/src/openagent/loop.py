@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from ._reader import EventReader
 from ._runtime import MIN_CONTEXT_WINDOW, Inherited, open_runtime, prepare
 from ._steps import (
     Finish,
@@ -85,6 +86,7 @@ class Conversation:
         self._started = False
         self._interrupted = False
         self._scope: anyio.CancelScope | None = None
+        self._reader: EventReader | None = None  # the partial-messages read in flight
         self._window: int | None = None  # what the server reported, once asked
         self._asked = False
 
@@ -161,6 +163,8 @@ class Conversation:
         self._interrupted = True
         if self._scope is not None:
             self._scope.cancel()
+        if self._reader is not None:
+            self._reader.interrupt()
 
     def add_tool_result(
         self, tool_use_id: str, content: Any, *, is_error: bool = False
@@ -263,45 +267,28 @@ class Conversation:
             boundaries, stream, first = await self._begin()
             for boundary in boundaries:
                 yield boundary
-            if first is not None:
-                for partial in self._partial(turn.feed(first)):
-                    yield partial
             if not turn.partial:
+                if first is not None:
+                    turn.feed(first)
                 with self._cancel_scope():  # no yield inside: the fast path
-                    async for event in stream:
-                        turn.feed(event)
-            scope = type(anyio.CancelScope())
-            while turn.partial and (next_event := await self._next(stream, scope)) is not None:
-                for partial in self._partial(turn.feed(next_event)):
-                    yield partial
+                    async for each in stream:
+                        turn.feed(each)
+            elif not self._interrupted:  # one event at a time, each read interruptible on its own
+                self._reader = reader = EventReader(stream)
+                event: ModelEvent | None = first
+                while event is not None:
+                    for partial in self._partial(turn.feed(event)):
+                        yield partial
+                    event = None if self._interrupted else await reader.next()
         except OpenAgentError:
             raise
         except Exception as exc:  # a third-party provider leaking a vendor error: type it, keep the cause
             raise ProviderError(f"{type(exc).__name__}: {exc}", provider=self.runtime.model) from exc
         finally:
-            self._scope = None
+            self._scope = self._reader = None
             if stream is not None:
                 with anyio.CancelScope(shield=True):
                     await close_quietly(stream)
-
-    async def _next(
-        self, stream: AsyncIterator[ModelEvent], scope: type[anyio.CancelScope]
-    ) -> ModelEvent | None:
-        """The next event, or None at the end of the stream or on an interrupt.
-
-        Each read is in a scope of its own, which `interrupt` can cancel; ``scope`` is the event loop's own
-        cancel-scope class, made directly: anyio's generic constructor looks the event loop up every time,
-        a third of a scope's cost, paid once per streamed event here.
-        """
-        if self._interrupted:
-            return None
-        self._scope = scope()
-        with self._scope:
-            try:
-                return await stream.__anext__()
-            except StopAsyncIteration:
-                return None
-        return None  # cancelled by interrupt()
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         """Stream events for the caller; built by the validator directly (one is made per streamed delta)."""

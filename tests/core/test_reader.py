@@ -45,7 +45,7 @@ async def test_an_interrupt_stops_a_read_that_waits_and_the_conversation_goes_on
         result = seen[-1]
         assert isinstance(result, ResultMessage) and result.stop_reason == "interrupted"
         with anyio.fail_after(5):
-            await anyio.sleep(0)  # the task is not left cancelled: it can wait again
+            await anyio.sleep(0.01)  # the task is not left cancelled: it can wait again
             await client.query("again")
             again = [m async for m in client.receive_response()]
     assert again[-1].result == "again"

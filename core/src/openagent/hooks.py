@@ -238,11 +238,10 @@ async def _call(
     outcome: HookOutcome,
 ) -> Mapping[str, Any] | None:
     """One callback under its timeout; failures are logged and skipped, or block (``on_error="block"``)."""
-    name = getattr(callback, "__name__", repr(callback))
     try:
-        with anyio.fail_after(matcher.timeout):
-            output: Any = callback(data, tool_use_id, HookContext())
-            if inspect.isawaitable(output):
+        output: Any = callback(data, tool_use_id, HookContext())
+        if inspect.isawaitable(output):  # only what awaits can be timed out (and costs a cancel scope)
+            with anyio.fail_after(matcher.timeout):
                 output = await output
         if output is None or isinstance(output, Mapping):
             return output
@@ -251,6 +250,7 @@ async def _call(
         problem = f"timed out after {matcher.timeout} s"
     except Exception as exc:  # a broken hook is the user's bug, not a reason to lose the run
         problem = f"raised {type(exc).__name__}: {exc}"
+    name = getattr(callback, "__name__", repr(callback))
     logger.warning("%s hook %s %s", event, name, problem)
     if matcher.on_error == "block" and event not in _STOP_EVENTS:
         outcome.block_reason = f"{event} hook {name} {problem}"

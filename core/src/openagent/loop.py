@@ -64,7 +64,6 @@ from .types import (
 __all__ = ["Conversation"]
 
 logger = logging.getLogger("openagent.loop")
-_STREAM_EVENT = StreamEvent.__pydantic_validator__
 
 
 class Conversation:
@@ -292,10 +291,13 @@ class Conversation:
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         """Stream events for the caller; built by the validator directly (one is made per streamed delta)."""
-        base = {"session_id": self.state.session_id}
-        if (parent := self.runtime.parent_tool_use_id) is not None:
-            base["parent_tool_use_id"] = parent
-        make = _STREAM_EVENT.validate_python
+        if not events:
+            return []
+        session, parent = self.state.session_id, self.runtime.parent_tool_use_id
+        make = StreamEvent.__pydantic_validator__.validate_python  # the model's, once built (deferred)
+        if parent is None:
+            return [make({"uuid": os.urandom(16).hex(), "session_id": session, "event": e}) for e in events]
+        base = {"session_id": session, "parent_tool_use_id": parent}
         return [make({"uuid": os.urandom(16).hex(), "event": e, **base}) for e in events]
 
     async def _begin(self) -> tuple[list[SystemMessage], AsyncIterator[ModelEvent], ModelEvent | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -38,8 +38,8 @@ class MessageStream(AsyncIterator[T]):
     def __aiter__(self) -> MessageStream[T]:
         return self
 
-    async def __anext__(self) -> T:
-        return await self._agen.__anext__()
+    def __anext__(self) -> Awaitable[T]:  # the generator's own awaitable: no coroutine of ours per message
+        return self._agen.__anext__()
 
     async def aclose(self) -> None:
         """Stop the run now and release what it holds."""

@@ -189,7 +189,7 @@ async def test_subagents(script: Any, capsys: pytest.CaptureFixture[str]) -> Non
 
 async def test_errors_map_onto_the_sdk_classes(script: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     script([Turn(fault="400", message="bad request")])
-    assert await errors.main() == "process failed: BadRequestError"
+    assert await errors.main() == "process failed: ResultError (caused by BadRequestError)"
     monkeypatch.delenv("OPENAGENT_MODEL")
     assert await errors.main() == "not configured"
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import anyio
 
+from ._prices import cost_of
+from ._request import build_request
 from ._structured import OutputSchema
 from ._toolcall import run_tool_call
 from ._turn import TurnBuilder
@@ -31,7 +33,6 @@ from .models import (
     warn_if_tools_unsupported,
 )
 from .options import AgentOptions
-from .permissions import PLAN_MODE_NOTE, denied_outright
 from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
@@ -103,7 +104,9 @@ class Conversation:
         self.cwd = options.resolved_cwd()
         self.provider, self.model = resolve_provider(options)
         self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
-        self._output = OutputSchema(options.output_format) if options.output_format is not None else None
+        self.output = OutputSchema(options.output_format) if options.output_format is not None else None
+        """The schema a structured answer must match (``output_format``)."""
+        self._spent = 0  # output tokens of the prompt being run (``task_budget``)
         self.settings = ProjectSettings()
         self.allowed: list[str] = list(options.allowed_tools)
         """Permission rules in force: the options' and the local settings' (likewise the next two)."""
@@ -125,7 +128,12 @@ class Conversation:
         self.pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
         self._answers: list[ToolResultBlock] = []
         self._toolsets: list[Any] = []
-        self._described: dict[str, Any] = {}
+        self.described: dict[str, Any] = {}
+        """What the init message adds (MCP servers, memory files, skills, commands …)."""
+        self.agents: list[str] = []
+        """The subagents the ``Task`` tool can run."""
+        self.last_usage: Usage | None = None
+        """The last turn's usage, as the endpoint reported it."""
 
     # -- sessions --
 
@@ -138,6 +146,7 @@ class Conversation:
         if opts.setting_sources:
             self._load_settings()
         agents = {**self.settings.agents, **(opts.agents or {})}  # code wins over files
+        self.agents = list(agents)
         if agents:  # subagents answer through the Task tool
             from .agents import task_tool
 
@@ -145,7 +154,7 @@ class Conversation:
         self._toolsets, tools, described = await open_toolsets(self.options)
         for found in tools:
             self.tools.setdefault(found.name, found)
-        self._described.update(described)
+        self.described.update(described)
         warn_if_tools_unsupported(self.provider, self.model, bool(self.tools))
         if not opts.persist_session:
             return
@@ -156,13 +165,15 @@ class Conversation:
     def _load_settings(self) -> None:
         """Memory files, skills, commands, agents and local permission rules (`openagent.settings`)."""
         opts = self.options
-        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
+        self.settings = load_settings(
+            opts.setting_sources, self.cwd, opts.skills, trust_project=opts.trust_project
+        )
         for found in self.settings.tools():
             self.tools.setdefault(found.name, found)
         self.allowed += self.settings.allowed_tools
         self.disallowed += self.settings.disallowed_tools
         self.ask += self.settings.ask_tools
-        self._described.update(self.settings.describe())
+        self.described.update(self.settings.describe())
 
     async def persist(self, message: Message, **fields: Any) -> None:
         """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
@@ -222,7 +233,7 @@ class Conversation:
             "cwd": str(self.cwd),
             "permission_mode": self.options.permission_mode,
             "mcp_servers": [],
-            **self._described,
+            **self.described,
         }
         return SystemMessage(subtype="init", data=data)
 
@@ -234,6 +245,7 @@ class Conversation:
         started = time.monotonic()
         self._interrupted = False
         stats = _Stats()
+        self._spent = 0
         init = self._init_message()
         await self.persist(init)
         yield init
@@ -326,10 +338,11 @@ class Conversation:
     def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
         stats.turns += 1
         if turn.usage is not None:
+            self.last_usage = turn.usage
             stats.usage += turn.usage
+            self._spent = stats.usage.output_tokens
             self.usage += turn.usage
-            price = getattr(self.provider, "cost", None)
-            cost = price(turn.usage) if callable(price) else None
+            cost = cost_of(self.provider, self.model, turn.usage)
             if cost is not None:
                 self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
 
@@ -358,9 +371,9 @@ class Conversation:
         if stopping.block_reason and stopping.continue_:
             stats.stop_hook_active = True
             return UserMessage(content=stopping.block_reason)
-        if self._output is None:
+        if self.output is None:
             return None
-        stats.structured, problem = self._output.parse(_final_text(last))
+        stats.structured, problem = self.output.parse(_final_text(last))
         if problem is None:
             return None
         stats.repairs += 1
@@ -369,32 +382,6 @@ class Conversation:
         return UserMessage(
             content=f"Your answer does not match the required JSON schema: {problem}. "
             "Reply with only the corrected JSON."
-        )
-
-    def _request(self) -> ModelRequest:
-        opts = self.options
-        profile = getattr(self.provider, "profile", None)
-        native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
-        system = self.settings.system_prompt(opts.system_prompt)
-        if opts.permission_mode == "plan":  # the model is told why its tool calls will be refused
-            system = "\n\n".join(filter(None, [system, PLAN_MODE_NOTE]))
-        if self._output is not None and not native:
-            system = "\n\n".join(filter(None, [system, self._output.instructions()]))
-        return ModelRequest(
-            model=self.model,
-            messages=list(self.history),
-            system=system,
-            tools=[t.spec for t in self.tools.values() if not denied_outright(t.name, self.disallowed)],
-            max_tokens=opts.max_tokens,
-            temperature=opts.temperature,
-            top_p=opts.top_p,
-            stop=list(opts.stop) if opts.stop else None,
-            tool_choice=opts.tool_choice,
-            parallel_tool_calls=opts.parallel_tool_calls,
-            output_format=self._output.request_format() if native and self._output else None,
-            extra_body=dict(opts.extra_body) if opts.extra_body else None,
-            timeout=opts.timeout,
-            metadata=dict(opts.metadata) if opts.metadata else None,
         )
 
     def _cancel_scope(self) -> anyio.CancelScope:
@@ -474,7 +461,7 @@ class Conversation:
 
     async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
-        request = self._request()
+        request = build_request(self, self._spent)
         provider = getattr(getattr(self.provider, "profile", None), "name", None)
         asked = await run_hooks(
             self.hooks, "PreModelRequest", self.hook_input(request=request, provider=provider)

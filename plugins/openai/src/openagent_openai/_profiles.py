@@ -57,6 +57,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "ollama": OpenAIProfile(
         name="ollama",
+        local=True,
         base_url="http://localhost:11434/v1",
         base_url_env="OLLAMA_HOST",
         base_url_env_is_host=True,
@@ -68,6 +69,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "lmstudio": OpenAIProfile(
         name="lmstudio",
+        local=True,
         base_url="http://localhost:1234/v1",
         requires_api_key=False,
         supports_json_schema=True,
@@ -76,6 +78,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "llamacpp": OpenAIProfile(
         name="llamacpp",
+        local=True,
         base_url="http://localhost:8080/v1",
         requires_api_key=False,
         supports_json_schema=True,
@@ -83,6 +86,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "vllm": OpenAIProfile(
         name="vllm",
+        local=True,
         base_url="http://localhost:8000/v1",
         requires_api_key=False,
         supports_json_schema=True,

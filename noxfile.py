@@ -146,7 +146,7 @@ def contract(session: nox.Session) -> None:
 @nox.session
 def compat(session: nox.Session) -> None:
     """Claude Agent SDK programs run through openagent.compat.claude on the scripted server."""
-    _install(session, "openai", "mcp")
+    _install(session, "openai", "mcp", "tools")
     session.install("claude-agent-sdk>=0.2.187")  # the import-parity test reads the real SDK's names
     _pytest(session, str(ROOT / "tests" / "compat"))
 

@@ -1,8 +1,8 @@
 """What a model turn cost: prices from ``genai-prices`` (pydantic's maintained price data), overridable.
 
-`cost_of` is what the loop asks after each turn. In order: a provider's own ``cost(usage)`` method; ``0.0``
-for an endpoint on the user's machine or network (a ``local`` profile, or a loopback / private address);
-a price registered with `register_price`; the ``genai-prices`` data for the provider and model. A hosted
+`cost_of` is what the loop asks after each turn. In order: a provider's own ``cost(usage)`` method; a price
+registered with `register_price`; ``0.0`` for an endpoint on the user's machine or network (a ``local``
+profile, or a loopback / private address); the ``genai-prices`` data for the provider and model. A hosted
 model nobody prices costs ``None`` (and a warning says so once per model), so ``max_budget_usd`` cannot
 end its runs. ``genai-prices`` is imported on the first hosted-model lookup only.
 
@@ -171,10 +171,16 @@ def cost_of(provider: Any, model: str, usage: Usage) -> float | None:
             return float(stated)
     profile = getattr(provider, "profile", None)
     name = getattr(profile, "name", None)
+    name = name if isinstance(name, str) else None
+    registered = _REGISTERED.get((name, model.strip().lower())) or _REGISTERED.get(
+        (None, model.strip().lower())
+    )
+    if registered is not None:  # the caller's own price wins, even for a server on their network
+        return registered.cost(usage)
     url = getattr(provider, "base_url", None) or getattr(profile, "base_url", None)
     if getattr(profile, "local", False) or is_local_url(url):
         return 0.0
-    cost = cost_usd(model, usage, name if isinstance(name, str) else None)
+    cost = cost_usd(model, usage, name)
     if cost is None and (name, model) not in _WARNED:
         _WARNED.add((name, model))
         logger.warning(

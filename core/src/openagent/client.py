@@ -169,6 +169,31 @@ class Client:
         """How full the context window is, by category (system prompt, tools, memory files, messages)."""
         return context_usage(self.conversation)
 
+    async def rewind_files(self, user_message_id: str) -> list[str]:
+        """Put the files the edit tools changed since a user message back as they were then.
+
+        Needs ``enable_file_checkpointing=True``; ``user_message_id`` is the ``uuid`` of a `UserMessage` of
+        this conversation (a prompt sent with a ``uuid``, or a tool-result message). Returns the files.
+
+        Raises:
+            ConfigError: Checkpointing is off, or no user message has that id.
+        """
+        checkpoints = self.conversation.checkpoints
+        if checkpoints is None:
+            raise ConfigError("rewind_files needs enable_file_checkpointing=True")
+        return [str(path) for path in checkpoints.rewind(user_message_id)]
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a running subagent task (its id is its ``Task`` call's id); its result says it was stopped.
+
+        Raises:
+            ConfigError: No task with that id is running.
+        """
+        task = self.conversation.tasks.get(task_id)
+        if task is None:
+            raise ConfigError(f"no running task {task_id!r}")
+        task.interrupt()
+
     async def compact(self) -> SystemMessage | None:
         """Compact the history now (``PreCompact`` fires with ``trigger="manual"``); returns the boundary."""
         return await self.conversation.compact("manual", force=True)

@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "PermissionRuleValue",
     "PermissionUpdate",
     "ToolPermissionContext",
+    "apply_update",
     "check_permission",
     "denied_outright",
     "rule_matches",
@@ -147,6 +148,33 @@ class ToolPermissionContext:
 
 
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
+
+
+def apply_update(target: Any, update: PermissionUpdate | Mapping[str, Any]) -> None:
+    """Apply a `PermissionUpdate` (or its wire form) to a running conversation's rules and mode.
+
+    ``target`` has ``allowed``, ``disallowed`` and ``ask`` rule lists and ``options.permission_mode``. A
+    malformed update is logged and ignored: it never widens anything by accident.
+    """
+    try:
+        update = update if isinstance(update, PermissionUpdate) else PermissionUpdate.from_dict(update)
+    except (KeyError, TypeError, AttributeError) as exc:
+        logger.warning("ignored a malformed permission update %r: %s", update, exc)
+        return
+    lists = {"allow": target.allowed, "deny": target.disallowed, "ask": target.ask}
+    if update.type == "setMode" and update.mode in get_args(PermissionMode):
+        target.options.permission_mode = update.mode
+    elif update.type.endswith("Rules") and update.behavior in lists and update.rules is not None:
+        rules, chosen = [r.rule for r in update.rules], lists[update.behavior]
+        if update.type == "replaceRules":
+            chosen.clear()
+        if update.type == "removeRules":
+            chosen[:] = [r for r in chosen if r not in rules]
+        else:
+            chosen.extend(r for r in rules if r not in chosen)
+    else:
+        logger.info("permission update %s is not applied by openagent", update.type)
+
 
 # --- rules ------------------------------------------------------------------------------------------------
 

@@ -210,6 +210,10 @@ class ClaudeSDKClient(Client):
             raise ConfigError(f"{method} needs the MCP plugin's server control (openagent[mcp])")
         await native(*args)
 
+    async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:  # type: ignore[override]
+        await self.disconnect()
+        return False
+
     async def disconnect(self) -> None:
         """End the session (queued prompts are dropped)."""
         try:

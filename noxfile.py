@@ -148,10 +148,8 @@ def compat(session: nox.Session) -> None:
     """Claude Agent SDK programs run through openagent.compat.claude on the scripted server."""
     _install(session, "openai", "mcp", "tools")
     session.install("claude-agent-sdk>=0.2.187")  # the parity tests read the real SDK's names and signatures
-    session.run(
-        "python", "-m", "coverage", "run", "--source=openagent.compat", "--omit=*/_contract.py", "-m", "pytest",
-        str(ROOT / "tests" / "compat"), *session.posargs,
-    )  # fmt: skip
+    coverage = ["python", "-m", "coverage", "run", "--source=openagent.compat", "--omit=*/_contract.py"]
+    session.run(*coverage, "-m", "pytest", str(ROOT / "tests" / "compat"), *session.posargs)
     session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
 
 

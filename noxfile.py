@@ -198,6 +198,7 @@ def bench(session: nox.Session) -> None:
     _apt(session, APT["redis"] + APT["postgres"])  # the session-store scenario starts real servers
     _install(session, *[p for p in _packages() if p != "cli"])
     session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
+    session.install("claude-agent-sdk>=0.2.187")  # (g): the same ported program on the SDK's own CLI
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 

@@ -239,7 +239,21 @@ class StreamEvent(_Model):
     parent_tool_use_id: str | None = None
 
 
-class HookEventMessage(SystemMessage):
+class _StampedMessage(SystemMessage):
+    """A system message whose ``data`` carries its ``session_id`` and ``uuid``."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the message belongs to."""
+        return self.data.get("session_id")
+
+    @property
+    def uuid(self) -> str | None:
+        """This message's id."""
+        return self.data.get("uuid")
+
+
+class HookEventMessage(_StampedMessage):
     """A hook ran (only with ``include_hook_events=True``): ``subtype`` is ``hook_started`` or
     ``hook_response``; ``data`` holds ``hook_event`` (the event name), the hook's name, and for a response
     its ``output`` and ``outcome`` (``success`` / ``error``).
@@ -250,18 +264,8 @@ class HookEventMessage(SystemMessage):
         """The event (``PreToolUse``, ``Stop`` …)."""
         return str(self.data.get("hook_event", ""))
 
-    @property
-    def session_id(self) -> str | None:
-        """The session the hook ran in."""
-        return self.data.get("session_id")
 
-    @property
-    def uuid(self) -> str | None:
-        """This event's id."""
-        return self.data.get("uuid")
-
-
-class _TaskMessage(SystemMessage):
+class _TaskMessage(_StampedMessage):
     @property
     def task_id(self) -> str:
         """The task's id: give it to ``Client.stop_task`` to stop the task."""
@@ -271,16 +275,6 @@ class _TaskMessage(SystemMessage):
     def tool_use_id(self) -> str | None:
         """The ``Task`` tool call that started the task."""
         return self.data.get("tool_use_id")
-
-    @property
-    def session_id(self) -> str | None:
-        """The session the task runs in."""
-        return self.data.get("session_id")
-
-    @property
-    def uuid(self) -> str | None:
-        """This message's id."""
-        return self.data.get("uuid")
 
 
 class TaskStartedMessage(_TaskMessage):

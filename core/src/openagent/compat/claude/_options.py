@@ -27,6 +27,9 @@ logger = logging.getLogger("openagent.compat")
 
 CLI_ONLY = ("cli_path", "extra_args", "max_buffer_size", "plugins", "resume_drops_turn", "client_app")
 """Fields that configure the Claude Code CLI process itself: accepted, ignored, warned about."""
+NOT_YET = ("sandbox", "permission_prompt_tool_name")
+"""Fields openagent will honour but does not yet (the Bash sandbox; permission prompts through an MCP
+tool): accepted, ignored, warned about."""
 ALL_SOURCES = ("user", "project", "local")
 
 
@@ -212,7 +215,7 @@ def _thinking(options: ClaudeAgentOptions, env: Mapping[str, str]) -> Mapping[st
 
 
 def _warn_cli_only(options: ClaudeAgentOptions) -> None:
-    for name in CLI_ONLY:
+    for name in (*CLI_ONLY, *NOT_YET):
         if getattr(options, name) not in (None, False, [], {}, ()):
             warnings.warn(f"ClaudeAgentOptions.{name} has no effect in openagent", IgnoredOptionWarning, 3)
     if options.permission_mode == "auto":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._prices import register_price
 from ._transcripts import delete_session, fork_session, get_session_messages, list_sessions
 from .agents import AgentDefinition
 from .client import Client
@@ -68,6 +69,7 @@ __all__ = [
     "hookimpl",  # provided lazily by __getattr__
     "list_sessions",
     "query",
+    "register_price",
     "run",
     "run_sync",
     "tool",

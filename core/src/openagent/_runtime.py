@@ -27,7 +27,9 @@ from .tools import Tool, Toolset
 from .types import SystemMessage
 
 if TYPE_CHECKING:
+    from ._checkpoints import FileCheckpoints
     from .options import AgentOptions
+    from .permissions import PermissionState
     from .retry import RetryPolicy
     from .sessions import SessionStore
 
@@ -121,21 +123,28 @@ class Runtime:
         }
         return SystemMessage(subtype="init", data=data)
 
-    def tool_env(self, session_id: str, permission_mode: Any, hook_base: Mapping[str, Any]) -> ToolEnv:
-        """What the tool pipeline gets from this run."""
+    def tool_env(
+        self,
+        session_id: str,
+        permissions: PermissionState,
+        hook_base: Mapping[str, Any],
+        *,
+        checkpoints: FileCheckpoints | None = None,
+        tasks: dict[str, Any] | None = None,
+    ) -> ToolEnv:
+        """What the tool pipeline gets from this run (``permissions``: the rules and mode in force)."""
         return ToolEnv(
             tools=self.tools,
             hooks=self.hooks,
             options=self.options,
             session_id=session_id,
             cwd=self.cwd,
-            permission_mode=permission_mode,
-            allowed=self.allowed,
-            disallowed=self.disallowed,
-            ask=self.ask,
+            permissions=permissions,
             depth=self.depth,
             parent_tool_use_id=self.parent_tool_use_id,
             hook_base=hook_base,
+            checkpoints=checkpoints,
+            tasks=tasks,
         )
 
     def extra_tokens(self) -> int:
@@ -219,7 +228,9 @@ async def open_runtime(runtime: Runtime) -> Runtime:
     settings, toolsets = runtime.settings, list(runtime.toolsets)
     allowed, disallowed, ask = runtime.allowed, runtime.disallowed, runtime.ask
     if options.setting_sources:
-        settings = load_settings(options.setting_sources, runtime.cwd, options.skills)
+        settings = load_settings(
+            options.setting_sources, runtime.cwd, options.skills, trust_project=options.trust_project
+        )
         for found in settings.tools():
             tools.setdefault(found.name, found)
         allowed += tuple(settings.allowed_tools)

@@ -12,13 +12,15 @@ run the model turn and each tool call as activities and keep the decisions in th
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
+from ._prices import cost_of
 from ._turn import TurnBuilder
 from .errors import OpenAgentError, ProviderError
 from .hooks import run_hooks
@@ -57,6 +59,7 @@ __all__ = [
     "final_text",
     "hook_input",
     "model_turn",
+    "new_state",
     "open_stream",
     "prepare_request",
     "result_message",
@@ -94,6 +97,16 @@ class RunState:
     """Where the transcript is written (a `SessionKey`); ``None`` in memory only."""
     session_context: list[str] = field(default_factory=list)
     """SessionStart hooks' additional context, added to the next prompt."""
+    allowed: list[str] = field(default_factory=list)
+    """Permission rules in force that allow (the options', the project's, and updates since)."""
+    disallowed: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    model_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Tokens and cost per model, for the whole conversation (the Claude Agent SDK's keys)."""
+    last_usage: Usage | None = None
+    """The last turn's usage, as the endpoint reported it."""
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    """The tool calls refused during the prompt in flight."""
     turns: int = 0
     """Model turns of the prompt in flight (this and the fields below restart with each prompt)."""
     api_seconds: float = 0.0
@@ -108,7 +121,20 @@ class RunState:
         """Restart the per-prompt totals."""
         self.turns, self.api_seconds, self.repairs = 0, 0.0, 0
         self.stop_hook_active, self.structured = False, None
-        self.prompt_usage = Usage()
+        self.prompt_usage, self.denials = Usage(), []
+
+    def set_rules(self, behavior: Literal["allow", "deny", "ask"], rules: list[str]) -> None:
+        """Replace the permission rules of one behaviour (a permission update)."""
+        if behavior == "allow":
+            self.allowed = list(rules)
+        elif behavior == "deny":
+            self.disallowed = list(rules)
+        else:
+            self.ask = list(rules)
+
+    def refused(self, denials: list[dict[str, Any]]) -> None:
+        """Tool calls the permission check refused."""
+        self.denials += denials
 
     def remember(self, message: UserMessage | AssistantMessage) -> None:
         """Add a message to the history the model sees next turn."""
@@ -146,12 +172,23 @@ class RunState:
         """Time spent waiting on the model."""
         self.api_seconds += seconds
 
-    def account(self, usage: Usage | None, cost: float | None) -> None:
+    def account(self, model: str, usage: Usage | None, cost: float | None) -> None:
         """Count one model turn, its tokens and what they cost."""
         self.turns += 1
-        if usage is not None:
-            self.prompt_usage += usage
-            self.usage += usage
+        if usage is None:
+            return
+        self.last_usage = usage
+        self.prompt_usage += usage
+        self.usage += usage
+        entry = self.model_usage.setdefault(model, {})
+        for key, value in (
+            ("inputTokens", usage.input_tokens),
+            ("outputTokens", usage.output_tokens),
+            ("cacheReadInputTokens", usage.cache_read_input_tokens),
+            ("cacheCreationInputTokens", usage.cache_creation_input_tokens),
+        ):
+            entry[key] = entry.get(key, 0) + value
+        entry["costUSD"] = entry.get("costUSD", 0.0) + (cost or 0.0)
         if cost is not None:
             self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
 
@@ -218,6 +255,18 @@ Outcome: TypeAlias = Finish | RunTools | FollowUp | Pause
 # --- the steps --------------------------------------------------------------------------------------------
 
 
+def new_state(runtime: Runtime, session_id: str) -> RunState:
+    """A conversation's state before its first prompt: its id, and the mode and rules its options set."""
+    opts = runtime.options
+    return RunState(
+        session_id=session_id,
+        permission_mode=opts.permission_mode,
+        allowed=list(runtime.allowed),
+        disallowed=list(runtime.disallowed),
+        ask=list(runtime.ask),
+    )
+
+
 def user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
     """A prompt as a `UserMessage` (Claude's streaming-input dicts included)."""
     if isinstance(prompt, UserMessage):
@@ -225,7 +274,12 @@ def user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
     if isinstance(prompt, str):
         return UserMessage(content=prompt)
     message = prompt.get("message", prompt)  # Claude's streaming input: {"type": "user", "message": {...}}
-    return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
+    uuid = prompt.get("uuid")
+    return UserMessage(
+        content=message["content"],
+        parent_tool_use_id=prompt.get("parent_tool_use_id"),
+        uuid=uuid if isinstance(uuid, str) else None,
+    )
 
 
 def final_text(message: AssistantMessage | None) -> str:
@@ -245,16 +299,22 @@ def prepare_request(runtime: Runtime, state: RunState) -> ModelRequest:
     """The request for the next model turn: the history, the system prompt, the tools the model may see."""
     opts, output = runtime.options, runtime.output
     native = output is not None and bool(runtime.profile.supports_json_schema)
-    system = runtime.settings.system_prompt(opts.system_prompt)
+    notes = [runtime.settings.system_prompt(opts.system_prompt)]
     if state.permission_mode == "plan":  # the model is told why its tool calls will be refused
-        system = "\n\n".join(filter(None, [system, PLAN_MODE_NOTE]))
+        notes.append(PLAN_MODE_NOTE)
     if output is not None and not native:
-        system = "\n\n".join(filter(None, [system, output.instructions()]))
+        notes.append(output.instructions())
+    if opts.task_budget is not None:
+        left = max(opts.task_budget - state.prompt_usage.output_tokens, 0)
+        notes.append(
+            f"Token budget for this task: {opts.task_budget} output tokens, about {left} left. "
+            "Pace your work and finish within it."
+        )
     return ModelRequest(
         model=runtime.model,
         messages=list(state.history),
-        system=system,
-        tools=[t.spec for t in runtime.tools.values() if not denied_outright(t.name, runtime.disallowed)],
+        system="\n\n".join(filter(None, notes)) or None,
+        tools=[t.spec for t in runtime.tools.values() if not denied_outright(t.name, state.disallowed)],
         max_tokens=opts.max_tokens,
         temperature=opts.temperature,
         top_p=opts.top_p,
@@ -265,6 +325,10 @@ def prepare_request(runtime: Runtime, state: RunState) -> ModelRequest:
         extra_body=dict(opts.extra_body) if opts.extra_body else None,
         timeout=opts.timeout,
         metadata=dict(opts.metadata) if opts.metadata else None,
+        thinking=dict(opts.thinking) if opts.thinking else None,
+        effort=opts.effort,
+        betas=list(opts.betas) if opts.betas else None,
+        user=opts.user,
         model_profile=runtime.profile,
     )
 
@@ -351,24 +415,35 @@ async def submit(
         return Finish("error_during_execution", reason)
     extra = [*state.take_session_context(), *submitted.additional_context]
     if extra or text != message.content:
-        return FollowUp(UserMessage(content="\n\n".join([text, *extra])))
+        return FollowUp(UserMessage(content="\n\n".join([text, *extra]), uuid=message.uuid))
     return FollowUp(message)
 
 
 def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float) -> None:
-    """Count a model turn: its time, its tokens, and what they cost at the model's prices."""
+    """Count a model turn: its time, its tokens, and what they cost (the model profile's prices when it
+    has them, else `openagent._prices.cost_of`: registered prices, local endpoints, genai-prices).
+    """  # noqa: D205
     state.add_seconds(seconds)
-    usage = response.usage
-    state.account(usage, runtime.profile.cost(usage) if usage is not None else None)
+    usage, cost = response.usage, None
+    if usage is not None:
+        cost = runtime.profile.cost(usage)
+        if cost is None:
+            cost = cost_of(runtime.provider, runtime.model, usage)
+    state.account(runtime.model, usage, cost)
 
 
 def tool_results(
-    runtime: Runtime, calls: Sequence[ToolUseBlock | ToolUseError], done: Sequence[ToolCallResult | None]
+    runtime: Runtime,
+    state: RunState,
+    calls: Sequence[ToolUseBlock | ToolUseError],
+    done: Sequence[ToolCallResult | None],
 ) -> tuple[list[Message], UserMessage | None, bool]:
     """What a turn's tool calls hand back: the messages they emitted, the `UserMessage` with their results
-    in call order (a call an interrupt cut off answered as such), and whether one of them ended the turn.
+    in call order (a call an interrupt cut off answered as such), and whether one of them ended the turn;
+    the calls refused are noted in ``state``.
     """  # noqa: D205
     emitted = [message for result in done if result is not None for message in result.messages]
+    state.refused([result.denial for result in done if result is not None and result.denial is not None])
     results = [
         result.result
         if result is not None
@@ -466,6 +541,7 @@ def result_message(
     """The `ResultMessage` that closes a prompt's run."""
     if isinstance(outcome, Pause):
         outcome = Finish("success", outcome.result, "tool_use")
+    stop_reason = outcome.stop_reason
     return ResultMessage(
         subtype=outcome.subtype,
         duration_ms=int((time.monotonic() - started) * 1000),
@@ -477,8 +553,25 @@ def result_message(
         usage=state.prompt_usage,
         result=outcome.result,
         structured_output=outcome.structured,
-        stop_reason=outcome.stop_reason or (last.stop_reason if last else None),
+        stop_reason=stop_reason or (last.stop_reason if last else None),
+        terminal_reason=_terminal_reason(outcome.subtype, stop_reason),
+        permission_denials=list(state.denials),
+        model_usage={model: dict(used) for model, used in state.model_usage.items()},
+        uuid=os.urandom(16).hex(),
     )
+
+
+_TERMINAL = {
+    "error_max_turns": "max_turns",
+    "error_max_budget_usd": "max_budget",
+    "error_max_structured_output_retries": "structured_output_retries",
+}
+
+
+def _terminal_reason(subtype: str, stop_reason: str | None) -> str:
+    if stop_reason in ("interrupted", "tool_use"):
+        return "interrupted" if stop_reason == "interrupted" else "tool_pending"
+    return _TERMINAL.get(subtype) or ("completed" if subtype == "success" else "error")
 
 
 async def close_quietly(thing: Any) -> None:

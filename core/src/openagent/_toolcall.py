@@ -14,14 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._checkpoints import EDIT_TOOLS, FileCheckpoints
 from .hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
-from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
+from .permissions import (
+    PermissionResult,
+    PermissionResultDeny,
+    PermissionState,
+    ToolPermissionContext,
+    apply_update,
+    check_permission,
+)
 from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError, json_adapter
 
 if TYPE_CHECKING:
     from .options import AgentOptions
-    from .permissions import CanUseTool, PermissionMode
+    from .permissions import CanUseTool
 
 __all__ = ["ToolCallResult", "ToolEnv", "tool_call"]
 
@@ -35,15 +43,17 @@ class ToolEnv:
     options: AgentOptions
     session_id: str
     cwd: Path
-    permission_mode: PermissionMode = "default"
-    allowed: Sequence[str] = ()
-    disallowed: Sequence[str] = ()
-    ask: Sequence[str] = ()
+    permissions: PermissionState
+    """The rules and mode in force; an allowed call's permission updates are applied to it at once."""
     depth: int = 0
     """How many subagents deep the run is (0 for the top-level agent)."""
     parent_tool_use_id: str | None = None
     hook_base: Mapping[str, Any] = field(default_factory=dict)
     """The keys every hook input of the run has (session, cwd, permission mode, parent)."""
+    checkpoints: FileCheckpoints | None = None
+    """Where an edit tool's file is saved before it changes (``enable_file_checkpointing``)."""
+    tasks: dict[str, Any] | None = None
+    """The run's subagents running now, by task id (for ``Client.stop_task``)."""
 
     @property
     def can_use_tool(self) -> CanUseTool | None:
@@ -58,6 +68,8 @@ class ToolCallResult:
     result: ToolResultBlock
     ends_turn: bool = False
     """A hook said stop (``continue: false``) or a denial interrupted the turn."""
+    denial: dict[str, Any] | None = None
+    """The refused call (tool name, id, input), for the result's ``permission_denials``."""
     messages: list[Message] = field(default_factory=list)
     """Messages the tool emitted (a subagent's), yielded before the turn's results."""
 
@@ -87,14 +99,15 @@ async def _decide(
             env.hooks, "Notification", {**data, "title": "Permission needed"}, target="permission_prompt"
         )
 
+    rules = env.permissions
     return await check_permission(
         name,
         arguments,
         requires_permission=requires_permission,
-        mode=env.permission_mode,
-        allowed=env.allowed,
-        disallowed=env.disallowed,
-        ask=env.ask,
+        mode=rules.permission_mode,  # type: ignore[arg-type]
+        allowed=rules.allowed,
+        disallowed=rules.disallowed,
+        ask=rules.ask,
         hook_decision=pre.permission_decision,
         hook_reason=pre.permission_decision_reason,
         can_use_tool=env.can_use_tool,
@@ -123,9 +136,15 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook", not pre.continue_)
     decision = await _decide(env, call.id, call.name, arguments, found.requires_permission, pre)
     if isinstance(decision, PermissionResultDeny):
-        return _error(call.id, decision.message, decision.interrupt)
+        refused = _error(call.id, decision.message, decision.interrupt)
+        denial = {"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments}
+        return ToolCallResult(refused.result, refused.ends_turn, denial=denial)
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    for update in [*(decision.updated_permissions or ()), *pre.updated_permissions]:
+        apply_update(env.permissions, update)
+    if env.checkpoints is not None and isinstance(path := arguments.get(EDIT_TOOLS.get(call.name, "")), str):
+        env.checkpoints.save(path, env.cwd)
     emitted: list[Message] = []
     context = ToolContext(
         tool_use_id=call.id,
@@ -136,11 +155,12 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
         depth=env.depth,
         tools=env.tools,
         hooks=env.hooks,
-        permission_mode=env.permission_mode,
+        permission_mode=env.permissions.permission_mode,
+        tasks=env.tasks,
     )
     result = await found.call(call.id, arguments, context)
     result, ends_turn = await _after(env, call, hook_input, arguments, result, pre)
-    return ToolCallResult(result, ends_turn, emitted)
+    return ToolCallResult(result, ends_turn, messages=emitted)
 
 
 async def _after(

@@ -15,6 +15,8 @@ the delegating call's id, and its final text is that call's result::
 from __future__ import annotations
 
 import logging
+import os
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
@@ -27,7 +29,15 @@ from .hooks import HookMatcher, run_hooks
 from .loop import Conversation
 from .options import AgentDefinition, AgentOptions
 from .tools import Tool, ToolContext, tool
-from .types import AssistantMessage, ResultMessage, UserMessage
+from .types import (
+    AssistantMessage,
+    ResultMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    UserMessage,
+    system_message,
+)
 
 __all__ = ["MAX_DEPTH", "AgentDefinition", "as_tool", "child", "task_tool"]
 
@@ -82,7 +92,7 @@ def child(context: ToolContext, definition: AgentDefinition | AgentOptions) -> C
     resume, and never stream partial messages.
     """
     quiet = {"persist_session": False, "resume": None, "continue_conversation": False}
-    quiet |= {"fork_session": False, "include_partial_messages": False}
+    quiet |= {"fork_session": False, "include_partial_messages": False, "include_hook_events": False}
     parent_id, depth = context.tool_use_id, context.depth + 1
     if isinstance(definition, AgentOptions):
         return Conversation(definition.replace(**quiet), inherit=Inherited(parent_id, depth))
@@ -134,7 +144,7 @@ async def delegate(
     if started.additional_context:
         prompt = "\n\n".join([prompt, *started.additional_context])
     conversation = child(context, definition)
-    result, last_text = await _drive(conversation, prompt, context)
+    result, last_text = await _drive(conversation, prompt, context, agent_type)
     stop_input = {"agent_type": agent_type, "stop_hook_active": False, "last_assistant_message": last_text}
     await run_hooks(hooks, "SubagentStop", {**hook_input, **stop_input, "agent_transcript_path": None})
     if result is None or result.is_error:
@@ -144,28 +154,64 @@ async def delegate(
     return {"content": result.result or last_text}
 
 
+def _task(subtype: str, context: ToolContext, **data: Any) -> Any:
+    data = {"task_id": context.tool_use_id, "tool_use_id": context.tool_use_id, **data}
+    return system_message(subtype, {**data, "session_id": context.session_id, "uuid": os.urandom(16).hex()})
+
+
 async def _drive(
-    conversation: Conversation, prompt: str, context: ToolContext
+    conversation: Conversation, prompt: str, context: ToolContext, agent_type: str
 ) -> tuple[ResultMessage | None, str]:
-    """Run the child on ``prompt``, handing its messages to the parent: its result and last text."""
+    """Run the child, handing its messages on (between task messages): its result and last text.
+
+    The child is registered as a running task under its ``Task`` call's id, for ``Client.stop_task``.
+    """
     emit = context.emit or (lambda message: None)
+    forward_text = getattr(context.options, "forward_subagent_text", True)
+    tasks = context.tasks if context.tasks is not None else {}
     result: ResultMessage | None = None
-    last_text = ""
+    last_text, started = "", time.monotonic()
     try:
         await conversation.start()
+        emit(_task("task_started", context, description=agent_type, task_type="local_agent"))
         emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
+        tasks[context.tool_use_id] = conversation
         async with aclosing(conversation.run(prompt)) as messages:
             async for message in messages:
                 if isinstance(message, ResultMessage):
                     result = message
-                elif isinstance(message, AssistantMessage | UserMessage):
+                elif isinstance(message, AssistantMessage):
+                    last_text = "".join(getattr(b, "text", "") for b in message.content) or last_text
+                    calls = [b for b in message.content if not isinstance(b, TextBlock | ThinkingBlock)]
+                    if forward_text or calls:
+                        emit(message if forward_text else message.model_copy(update={"content": calls}))
+                elif isinstance(message, UserMessage):
                     emit(message)
-                    if isinstance(message, AssistantMessage):
-                        last_text = "".join(getattr(b, "text", "") for b in message.content) or last_text
     finally:
+        tasks.pop(context.tool_use_id, None)
         with anyio.CancelScope(shield=True):
             await conversation.aclose()
+    emit(_task("task_notification", context, **_summary(conversation, result, last_text, started)))
     return result, last_text
+
+
+def _summary(
+    conversation: Conversation, result: ResultMessage | None, last_text: str, started: float
+) -> dict[str, Any]:
+    stopped = result is not None and result.stop_reason == "interrupted"
+    status = "stopped" if stopped else "failed" if result is None or result.is_error else "completed"
+    calls = sum(
+        isinstance(block, ToolUseBlock)
+        for message in conversation.history
+        if isinstance(message, AssistantMessage)
+        for block in message.content
+    )
+    usage = {
+        "total_tokens": result.usage.total_tokens if result and result.usage else 0,
+        "tool_uses": calls,
+        "duration_ms": int((time.monotonic() - started) * 1000),
+    }
+    return {"status": status, "summary": last_text, "output_file": "", "usage": usage}
 
 
 def task_tool(agents: Mapping[str, Any]) -> Tool:

@@ -15,10 +15,12 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
 import anyio
 
+from ._checkpoints import FileCheckpoints
 from ._reader import EventReader
 from ._runtime import MIN_CONTEXT_WINDOW, Inherited, open_runtime, prepare
 from ._steps import (
@@ -26,13 +28,13 @@ from ._steps import (
     FollowUp,
     Outcome,
     Pause,
-    RunState,
     RunTools,
     after_tools,
     close_quietly,
     count_turn,
     decide,
     hook_input,
+    new_state,
     open_stream,
     prepare_request,
     result_message,
@@ -45,7 +47,7 @@ from ._transcripts import restore
 from ._turn import TurnBuilder
 from .compaction import Compaction, compact
 from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError
-from .hooks import run_hooks
+from .hooks import observe_hooks, run_hooks
 from .models import ModelEvent, ModelRequest, Provider
 from .options import AgentOptions
 from .sessions import entry_for
@@ -59,11 +61,13 @@ from .types import (
     ToolUseError,
     Usage,
     UserMessage,
+    system_message,
 )
 
 __all__ = ["Conversation"]
 
 logger = logging.getLogger("openagent.loop")
+M = TypeVar("M", bound=Message)
 
 
 class Conversation:
@@ -75,9 +79,17 @@ class Conversation:
 
     def __init__(self, options: AgentOptions, *, inherit: Inherited | None = None) -> None:
         self.runtime = prepare(options, inherit)
-        self.state = RunState(
-            session_id=options.session_id or str(uuid.uuid4()), permission_mode=options.permission_mode
-        )
+        self.state = new_state(self.runtime, options.session_id or str(uuid.uuid4()))
+        self.checkpoints = FileCheckpoints() if options.enable_file_checkpointing else None
+        """Files the edit tools changed, by user message (``enable_file_checkpointing``)."""
+        self.tasks: dict[str, Conversation] = {}
+        """Subagents running now, by task id (their ``Task`` call's id): `Client.stop_task` stops them."""
+        self.hook_events: list[SystemMessage] | None = None
+        """`HookEventMessage`s not yet yielded (``include_hook_events``)."""
+        if options.include_hook_events:
+            self.hook_events = []
+            self.runtime = replace(self.runtime, hooks=observe_hooks(self.runtime.hooks, self._hook_event))
+        self._fell_back = False
         self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
         if options.on_message is not None:
@@ -117,6 +129,11 @@ class Conversation:
         return self.runtime.model
 
     @property
+    def reported_window(self) -> int | None:
+        """The context window the server reported, once asked (``None`` before, or when it cannot say)."""
+        return self._window
+
+    @property
     def tools(self) -> Mapping[str, Any]:
         """The tools the model may call, by name."""
         return self.runtime.tools
@@ -128,7 +145,13 @@ class Conversation:
         if self._started:
             return
         self._started = True
-        self.runtime = await open_runtime(self.runtime)
+        self.runtime = runtime = await open_runtime(self.runtime)
+        for behavior, rules in (
+            ("allow", runtime.allowed),
+            ("deny", runtime.disallowed),
+            ("ask", runtime.ask),
+        ):
+            self.state.set_rules(behavior, list(rules))  # type: ignore[arg-type]
         if self.runtime.store is not None:
             opts = self.runtime.options
             key, history = await restore(self.runtime.store, self.runtime.cwd, self.state.session_id, opts)
@@ -150,6 +173,16 @@ class Conversation:
             await close_quietly(runtime.store)
         if runtime.owns_provider:
             await close_quietly(runtime.provider)
+
+    def _hook_event(self, subtype: str, data: dict[str, Any]) -> None:
+        assert self.hook_events is not None
+        data = {**data, "session_id": self.state.session_id, "uuid": os.urandom(16).hex()}
+        self.hook_events.append(system_message(subtype, data))
+
+    def take_hook_events(self) -> list[SystemMessage]:
+        """The hook events not yet handed on (once)."""
+        events, self.hook_events = self.hook_events or [], [] if self.hook_events is not None else None
+        return events
 
     def listen(self, event_type: Any, callback: Callable[[Message], Any]) -> None:
         """Call ``callback`` with every message of ``event_type`` (a class, a ``type`` tag, or ``None``)."""
@@ -209,8 +242,7 @@ class Conversation:
             elif isinstance(outcome, RunTools):
                 emitted, answer, ends_turn = await self._run_tools(outcome)
                 for message in [*emitted, answer] if answer else emitted:  # a subagent's messages first
-                    await self._record(message, remember=message is answer)
-                    yield message
+                    yield await self._record(message, remember=message is answer)
                 assert last is not None
                 ended = after_tools(
                     self.runtime, state, last, ends_turn=ends_turn, interrupted=self._interrupted
@@ -221,7 +253,8 @@ class Conversation:
             if (limit := turn_limit(self.runtime, state, last)) is not None:
                 outcome = limit
                 continue
-            turn, began = TurnBuilder(self.runtime.options.include_partial_messages), time.monotonic()
+            began = time.monotonic()
+            turn = TurnBuilder(self.runtime.options.include_partial_messages, self.runtime.model)
             try:
                 async with aclosing(self._stream(turn)) as partials:
                     async for event in partials:
@@ -236,7 +269,7 @@ class Conversation:
             count_turn(self.runtime, state, response, time.monotonic() - began)
             last = await self._after_response(response)
             if last.content or not self._interrupted:
-                await self._record(last, remember=last.stop_reason != "incomplete")
+                last = await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
             outcome = await decide(self.runtime, state, last, interrupted=self._interrupted)
         result = result_message(outcome, state, started, last)
@@ -245,12 +278,20 @@ class Conversation:
         if error is not None:
             raise error
 
-    async def _record(self, message: Message, *, remember: bool = True) -> None:
-        """Persist a message, and add it to the history the model sees next unless ``remember`` is off."""
+    async def _record(self, message: M, *, remember: bool = True) -> M:
+        """Persist a message (given a ``uuid`` when it has none), and add it to the history the model sees
+        next unless ``remember`` is off; the message as recorded.
+        """  # noqa: D205
+        if isinstance(message, UserMessage | AssistantMessage):
+            if message.uuid is None:
+                message = message.model_copy(update={"uuid": os.urandom(16).hex()})  # type: ignore[assignment]
+            if self.checkpoints is not None and isinstance(message, UserMessage):
+                self.checkpoints.mark(message.uuid)  # type: ignore[arg-type]
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.state.remember(message)
         await self.persist(message)
+        return message
 
     def _cancel_scope(self) -> anyio.CancelScope:
         """A scope `interrupt` can cancel; never held across a ``yield``."""
@@ -288,6 +329,9 @@ class Conversation:
             if stream is not None:
                 with anyio.CancelScope(shield=True):
                     await close_quietly(stream)
+        turn.check(self.runtime.model, interrupted=self._interrupted)
+        for partial in self._partial(turn.finish()):  # message_delta (stop reason, usage), message_stop
+            yield partial
 
     def _partial(self, events: list[dict[str, Any]]) -> list[StreamEvent]:
         """Stream events for the caller; built by the validator directly (one is made per streamed delta)."""
@@ -323,11 +367,34 @@ class Conversation:
             request = asked.updated_request
         opened = None
         with self._cancel_scope():
-            opened = await open_stream(runtime.provider, request, runtime.retry)
+            try:
+                opened = await open_stream(runtime.provider, request, runtime.retry)
+            except ProviderError as exc:
+                if isinstance(exc, ContextWindowExceededError) or not await self._fall_back(exc):
+                    raise
+                runtime = self.runtime
+                request = replace(request, model=runtime.model, model_profile=runtime.profile)
+                opened = await open_stream(runtime.provider, request, runtime.retry)
         if opened is None:  # interrupted before the first event
             self._interrupted = True
             return _no_events(), None
         return opened
+
+    async def _fall_back(self, failure: ProviderError) -> bool:
+        """Switch to ``fallback_model`` for the rest of the conversation (once); whether it did."""
+        previous = self.runtime
+        fallback = previous.options.fallback_model
+        if fallback is None or self._fell_back:
+            return False
+        self._fell_back = True
+        self.runtime = previous.with_model(fallback)
+        logger.warning(
+            "model %s failed (%s); using the fallback model %s", previous.model, failure, self.runtime.model
+        )
+        if previous.owns_provider:
+            with anyio.CancelScope(shield=True):
+                await close_quietly(previous.provider)
+        return True
 
     async def _after_response(self, response: AssistantMessage) -> AssistantMessage:
         """The PostModelResponse hooks see the turn and may replace it (``updatedResponse``)."""
@@ -383,7 +450,13 @@ class Conversation:
         """  # noqa: D205
         runtime, state = self.runtime, self.state
         state.await_answers(outcome.pending)
-        env = runtime.tool_env(state.session_id, state.permission_mode, hook_input(runtime, state))
+        env = runtime.tool_env(
+            state.session_id,
+            state,
+            hook_input(runtime, state),
+            checkpoints=self.checkpoints,
+            tasks=self.tasks,
+        )
         calls = outcome.calls
         done: list[ToolCallResult | None] = [None] * len(calls)
 
@@ -399,7 +472,7 @@ class Conversation:
                     for index, call in enumerate(calls):
                         group.start_soon(one, index, call)
         self._scope = None
-        return tool_results(runtime, calls, done)
+        return tool_results(runtime, state, calls, done)
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

@@ -1,4 +1,4 @@
-"""Sessions: the `SessionStore` protocol, the JSONL file store, and transcript entries ↔ history.
+"""Sessions: the `SessionStore` protocol, the JSONL file store, an in-memory store, entries ↔ history.
 
 The protocol is the Claude Agent SDK's, so a store written for one works with the other: ``append`` and
 ``load`` are required; ``list_sessions``, ``delete`` and ``list_subkeys`` are optional and probed for at run
@@ -15,6 +15,7 @@ import logging
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
@@ -33,12 +34,15 @@ from .types import AssistantMessage, Message, UserMessage, json_adapter
 
 __all__ = [
     "JSONLSessionStore",
+    "MemorySessionStore",
+    "SessionInfo",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
     "encode_entries",
     "entry_for",
     "history_from_entries",
+    "info_from_entries",
     "project_key_for",
     "require_asyncio",
 ]
@@ -121,7 +125,7 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
     return {
         "type": message.type,
-        "uuid": os.urandom(16).hex(),  # 128 random bits, as uuid4's hex, at a sixth of its cost
+        "uuid": getattr(message, "uuid", None) or os.urandom(16).hex(),
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "session_id": session_id,
         "message": message.model_dump(mode="json", exclude_none=True),
@@ -330,3 +334,119 @@ class JSONLSessionStore:
         self._seen.clear()
         for path in list(self._open):
             self._close(path)
+
+
+class MemorySessionStore:
+    """Transcripts in a dict, for tests and throw-away runs (the Claude Agent SDK's InMemorySessionStore).
+
+    Entries whose ``uuid`` is already stored are skipped, as in every store; ``mtime`` strictly increases.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._seen: dict[tuple[str, str, str], set[str]] = {}
+        self._mtimes: dict[tuple[str, str, str], int] = {}
+        self._clock = 0
+
+    @staticmethod
+    def _key(key: SessionKey) -> tuple[str, str, str]:
+        return key["project_key"], key["session_id"], key.get("subpath") or ""
+
+    async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+        """Append ``entries`` (checked first: nothing is stored if one is not a JSON object)."""
+        k = self._key(key)
+        encode_entries(entries)
+        seen = self._seen.setdefault(k, set())
+        stored = self._entries.setdefault(k, [])
+        for entry in entries:
+            uuid = entry.get("uuid")
+            if uuid is None or uuid not in seen:
+                stored.append(json.loads(json.dumps(entry)))
+                seen.add(uuid) if uuid is not None else None
+        self._clock = max(self._clock + 1, int(datetime.now(UTC).timestamp() * 1000))
+        self._mtimes[k] = self._clock
+
+    async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """The entries of ``key``, or ``None`` when it was never written."""
+        entries = self._entries.get(self._key(key))
+        return None if entries is None else json.loads(json.dumps(entries))
+
+    async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
+        """The project's main transcripts and their last write (epoch ms)."""
+        return [
+            {"session_id": s, "mtime": self._mtimes[(p, s, sub)]}
+            for p, s, sub in self._entries
+            if p == project_key and not sub
+        ]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
+        project, session, subpath = self._key(key)
+        for k in [
+            k for k in self._entries if k[:2] == (project, session) and (not subpath or k[2] == subpath)
+        ]:
+            del self._entries[k], self._mtimes[k], self._seen[k]
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The subpaths stored under a session."""
+        return [k[2] for k in self._entries if k[:2] == (key["project_key"], key["session_id"]) and k[2]]
+
+    def get_entries(self, key: SessionKey) -> list[dict[str, Any]]:
+        """The entries of ``key`` (empty when never written), without copying them."""
+        return list(self._entries.get(self._key(key), []))
+
+    @property
+    def size(self) -> int:
+        """How many main transcripts are stored."""
+        return sum(1 for k in self._entries if not k[2])
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
+        self._seen.clear()
+        self._mtimes.clear()
+
+
+@dataclass
+class SessionInfo:
+    """What `session_info` tells about a session, read from its entries."""
+
+    session_id: str
+    last_modified: int
+    """Epoch milliseconds of the last entry."""
+    created_at: int | None = None
+    title: str | None = None
+    """Set with `set_session_metadata` (``title=``)."""
+    tag: str | None = None
+    first_prompt: str | None = None
+    cwd: str | None = None
+    entries: int = 0
+
+    @property
+    def summary(self) -> str:
+        """A display title: the title, else the first prompt, else the id."""
+        return self.title or (self.first_prompt or "")[:200] or self.session_id
+
+
+def _epoch_ms(timestamp: Any) -> int | None:
+    try:
+        return int(datetime.fromisoformat(str(timestamp)).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def info_from_entries(session_id: str, entries: Sequence[dict[str, Any]]) -> SessionInfo:
+    """A `SessionInfo` read from a session's entries."""
+    times = [t for t in (_epoch_ms(e.get("timestamp")) for e in entries) if t is not None]
+    info = SessionInfo(session_id, max(times, default=0), min(times, default=None), entries=len(entries))
+    for entry in entries:
+        kind, message = entry.get("type"), entry.get("message") or {}
+        if kind == "metadata":
+            info.title = entry.get("title", info.title)
+            info.tag = entry.get("tag", info.tag) if "tag" in entry else info.tag
+        elif kind == "system" and message.get("subtype") == "init":
+            info.cwd = info.cwd or (message.get("data") or {}).get("cwd")
+        elif kind == "user" and info.first_prompt is None and not message.get("parent_tool_use_id"):
+            content = message.get("content")
+            info.first_prompt = content if isinstance(content, str) else None
+    return info

@@ -61,6 +61,8 @@ class ToolContext:
     """The calling run's hooks, plugins' and options' merged (subagents inherit them)."""
     permission_mode: str | None = None
     """The permission mode in force for this call (``None``: the options')."""
+    tasks: dict[str, Any] | None = None
+    """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
 
 
 @runtime_checkable

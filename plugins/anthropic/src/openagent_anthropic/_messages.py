@@ -63,7 +63,6 @@ from openagent.types import (
     Usage,
 )
 
-from ._prices import cost_usd, model_profile
 from ._request import build_body
 
 __all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
@@ -374,11 +373,8 @@ class MessagesProvider:
                     "the anthropic provider needs an API key: set ANTHROPIC_API_KEY, or api_key"
                 )
             key = "no-key"  # local compatible servers (llama.cpp) take any key
-        defaults = model_profile(model).over(PROFILE.defaults)  # this model's prices, where known
-        self.profile: ProviderProfile = replace(
-            PROFILE, base_url=url, requires_api_key=official, defaults=defaults
-        )
-        """This endpoint, and what the model behind it can do (prices included)."""
+        self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
+        """This endpoint, and what the models behind it can do."""
         self._key = key
         if (
             http_client is None
@@ -393,10 +389,6 @@ class MessagesProvider:
         self._url = f"{str(self._client.base_url).rstrip('/')}/v1/messages"
         self._timeout = self._client.timeout
         self._http = http_client
-
-    def cost(self, usage: Usage) -> float | None:
-        """What ``usage`` cost in USD on this model, or ``None`` when its price is unknown."""
-        return cost_usd(self.model, usage)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

@@ -258,7 +258,7 @@ def _make_openagent(
 ) -> Callable[[str, str], Awaitable[tuple[Conversation, Callable[[], Awaitable[None]]]]]:
     async def make(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
         from openagent import AgentOptions, query, tool
-        from openagent.types import AssistantMessage, ResultMessage, StreamEvent
+        from openagent._types import AssistantMessage, ResultMessage, StreamEvent
 
         @tool
         def lookup(city: str, units: str, days: int) -> str:

@@ -19,8 +19,15 @@ from typing import Any
 
 
 def _transcript(n: int, session_id: str) -> list[dict[str, Any]]:
-    from openagent.sessions import entry_for
-    from openagent.types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+    from openagent._sessions import entry_for
+    from openagent._types import (
+        AssistantMessage,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        Usage,
+        UserMessage,
+    )
 
     entries = []
     for i in range(n // 2):
@@ -53,7 +60,7 @@ def _size_mb(root: Path, name: str) -> float:
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
-    from openagent.sessions import JSONLSessionStore, history_from_entries, project_key_for
+    from openagent._sessions import JSONLSessionStore, history_from_entries, project_key_for
 
     out: dict[str, Any] = {"messages": args.messages}
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,8 +115,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 async def _resume_turn(url: str, root: Path, session_id: str) -> float:
     """Resume the long session through `query` and run one turn (the server answers with text)."""
     from openagent import AgentOptions, query
-    from openagent.sessions import JSONLSessionStore
-    from openagent.types import ResultMessage
+    from openagent._sessions import JSONLSessionStore
+    from openagent._types import ResultMessage
 
     __import__("openai")  # the plugin imports its SDK on first use: not a cost of resuming
     options = AgentOptions(

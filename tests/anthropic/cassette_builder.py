@@ -30,8 +30,8 @@ from test_constructed import (
 from test_contract import TestAnthropicContract
 
 from openagent._contract import ADD_TOOL, PROMPTS, WEATHER_TOOL
-from openagent.models import ModelRequest
-from openagent.types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from openagent._models import ModelRequest
+from openagent._types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from openagent_anthropic._messages import build_body, parse_stream
 
 ROOT = Path(__file__).resolve().parents[2] / "cassettes" / "anthropic"

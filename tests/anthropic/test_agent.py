@@ -10,7 +10,7 @@ import pytest
 from anthropic_streams import args, block, delta, end, sse, start, stop_block, text
 
 from openagent import AgentOptions, query, tool
-from openagent.types import (
+from openagent._types import (
     AssistantMessage,
     RawBlock,
     ResultMessage,

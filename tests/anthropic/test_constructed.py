@@ -19,10 +19,10 @@ import yaml
 from anthropic_streams import assemble
 
 from openagent._contract import ADD_TOOL
+from openagent._errors import RateLimitError, ServerError, StreamError
+from openagent._models import ModelRequest, Stop, TextDelta
 from openagent._prices import cost_of
-from openagent.errors import RateLimitError, ServerError, StreamError
-from openagent.models import ModelRequest, Stop, TextDelta
-from openagent.types import (
+from openagent._types import (
     AssistantMessage,
     RawBlock,
     ThinkingBlock,

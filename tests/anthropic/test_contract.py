@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from openagent._contract import ProviderContract
-from openagent.errors import AuthenticationError
+from openagent._errors import AuthenticationError
 from openagent_anthropic import MessagesProvider
 
 

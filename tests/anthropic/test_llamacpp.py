@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from openagent.models import ModelRequest, Stop, TextDelta
-from openagent.types import Usage, UserMessage
+from openagent._models import ModelRequest, Stop, TextDelta
+from openagent._types import Usage, UserMessage
 from openagent_anthropic import MessagesProvider
 
 MODEL = "smollm2-135m-instruct"

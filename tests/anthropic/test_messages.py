@@ -13,7 +13,7 @@ from anthropic_streams import PING, args, block, delta, end, sse, start, stop_bl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openagent.errors import (
+from openagent._errors import (
     AuthenticationError,
     BadRequestError,
     ContextWindowExceededError,
@@ -24,7 +24,7 @@ from openagent.errors import (
     ServerError,
     StreamError,
 )
-from openagent.models import (
+from openagent._models import (
     ModelRequest,
     RawContent,
     Stop,
@@ -33,7 +33,7 @@ from openagent.models import (
     ToolCallDelta,
     ToolCallStart,
 )
-from openagent.types import Usage, UserMessage
+from openagent._types import Usage, UserMessage
 from openagent_anthropic import MessagesProvider
 from openagent_anthropic._messages import parse_stream
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from openagent._plugins import load_plugins
 from openagent._prices import cost_of, cost_usd, price_for
-from openagent.plugins import load_plugins
-from openagent.types import Usage
+from openagent._types import Usage
 from openagent_anthropic import MessagesProvider
 
 USAGE = Usage(

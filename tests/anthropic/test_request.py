@@ -9,9 +9,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from openagent.errors import ConfigError
-from openagent.models import ModelRequest, ToolSpec
-from openagent.types import (
+from openagent._errors import ConfigError
+from openagent._models import ModelRequest, ToolSpec
+from openagent._types import (
     AssistantMessage,
     RawBlock,
     TextBlock,

@@ -150,7 +150,7 @@ def test_bad_settings_files_exit_2_naming_the_file(openagent, project, content, 
 
 
 def test_tool_support_and_key_advice_come_from_the_provider_profiles(monkeypatch):
-    from openagent.models import ModelProfile, ProviderProfile
+    from openagent._models import ModelProfile, ProviderProfile
     from openagent_cli._doctor import Probe, _next_steps, tool_support
     from openagent_cli._settings import Settings
 

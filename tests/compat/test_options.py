@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from openagent import AgentOptions
+from openagent._errors import ConfigError
 from openagent.compat import claude
 from openagent.compat.claude import ClaudeAgentOptions, ClaudeSDKClient, to_agent_options
-from openagent.errors import ConfigError
 
 
 def test_claude_fields_map_onto_agent_options(tmp_path: Any) -> None:
@@ -72,8 +72,8 @@ def test_agent_options_pass_through() -> None:
 
 
 def test_an_in_process_server_without_the_mcp_plugin_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openagent.errors import ConfigError
-    from openagent.query import run_sync
+    from openagent._errors import ConfigError
+    from openagent._query import run_sync
 
     server = claude.create_sdk_mcp_server("x")  # made by core: creating one needs no plugin
     assert server["type"] == "sdk" and server["instance"].name == "x"

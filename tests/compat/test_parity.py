@@ -14,7 +14,7 @@ from claude_agent_sdk.testing import run_session_store_conformance
 
 import openagent.compat.claude as compat
 import openagent.compat.claude.types as compat_types
-from openagent.sessions import JSONLSessionStore, MemorySessionStore
+from openagent._sessions import JSONLSessionStore, MemorySessionStore
 
 CLAUDE_TYPES = [
     name

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from openagent import AgentOptions, AssistantMessage, HookMatcher, ResultMessage, UserMessage, query, tool
-from openagent.agents import MAX_DEPTH, AgentDefinition, as_tool, task_tool
+from openagent._agents import MAX_DEPTH, AgentDefinition, as_tool, task_tool
+from openagent._tools import ToolContext
 from openagent.testing import ScriptedModel, tool_call
-from openagent.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -222,7 +222,7 @@ async def test_parent_persists_child_messages(tmp_path: Any) -> None:
 
 
 def test_a_definition_without_a_prompt_is_rejected() -> None:
-    from openagent.errors import ToolError
+    from openagent._errors import ToolError
 
     with pytest.raises(ToolError, match="needs a description and a prompt"):
         task_tool({"bad": {"description": "no prompt"}})

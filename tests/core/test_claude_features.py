@@ -10,10 +10,9 @@ import anyio
 import pytest
 
 from openagent import AgentOptions, Client, HookMatcher, PermissionResultAllow, query, tool
-from openagent.errors import ConfigError, ServerError
-from openagent.permissions import PermissionRuleValue, PermissionUpdate
-from openagent.testing import ScriptedModel, error, text, tool_call, usage
-from openagent.types import (
+from openagent._errors import ConfigError, ServerError
+from openagent._permissions import PermissionRuleValue, PermissionUpdate
+from openagent._types import (
     AssistantMessage,
     HookEventMessage,
     ResultMessage,
@@ -22,6 +21,7 @@ from openagent.types import (
     UserMessage,
     parse_message,
 )
+from openagent.testing import ScriptedModel, error, text, tool_call, usage
 
 pytestmark = pytest.mark.anyio
 

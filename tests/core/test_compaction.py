@@ -3,11 +3,11 @@
 import pytest
 
 from openagent import AgentOptions, Client, HookMatcher, run, tool
-from openagent.compaction import SUMMARY_MARKER, Compaction, estimate_tokens
-from openagent.errors import ContextWindowExceededError
-from openagent.models import ModelProfile, ProviderProfile
+from openagent._compaction import SUMMARY_MARKER, Compaction, estimate_tokens
+from openagent._errors import ContextWindowExceededError
+from openagent._models import ModelProfile, ProviderProfile
+from openagent._types import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from openagent.testing import ScriptedModel, tool_call
-from openagent.types import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
 pytestmark = pytest.mark.anyio
 

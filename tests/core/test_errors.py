@@ -1,6 +1,6 @@
 import pytest
 
-from openagent.errors import (
+from openagent._errors import (
     AuthenticationError,
     BadRequestError,
     ContextWindowExceededError,

@@ -1,5 +1,5 @@
 """Run-time hooks: matchers, failures and timeouts, combining outputs, and every event and output field
-through a real run (`openagent.query` over `ScriptedModel`).
+through a real run (`openagent._query` over `ScriptedModel`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from openagent import (
     query,
     tool,
 )
-from openagent.agents import AgentDefinition
-from openagent.hooks import HOOK_EVENTS, HookContext, merge_hooks, run_hooks
-from openagent.models import ModelRequest
-from openagent.permissions import PLAN_MODE_NOTE
-from openagent.plugins import Registry, load_plugins
+from openagent._agents import AgentDefinition
+from openagent._hooks import HOOK_EVENTS, HookContext, merge_hooks, run_hooks
+from openagent._models import ModelRequest
+from openagent._permissions import PLAN_MODE_NOTE
+from openagent._plugins import Registry, load_plugins
 from openagent.testing import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.anyio

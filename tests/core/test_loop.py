@@ -7,10 +7,9 @@ import pytest
 import stamina
 
 from openagent import AgentOptions, Client, query, run, tool
-from openagent.errors import ProviderError, RateLimitError, StreamError
-from openagent.models import Stop, TextDelta
-from openagent.testing import ScriptedModel, error, text, thinking, tool_call, usage
-from openagent.types import (
+from openagent._errors import ProviderError, RateLimitError, StreamError
+from openagent._models import Stop, TextDelta
+from openagent._types import (
     AssistantMessage,
     ResultMessage,
     StreamEvent,
@@ -22,6 +21,7 @@ from openagent.types import (
     ToolUseError,
     UserMessage,
 )
+from openagent.testing import ScriptedModel, error, text, thinking, tool_call, usage
 
 pytestmark = pytest.mark.anyio
 
@@ -436,7 +436,7 @@ async def test_partial_events_for_parallel_tool_calls_open_and_close_each_block(
 
 
 async def test_a_paused_turn_is_sent_back_to_continue():
-    from openagent.models import RawContent
+    from openagent._models import RawContent
 
     search = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "x"}}
     model = ScriptedModel([[RawContent("anthropic", search), Stop("pause_turn")], "found it"])

@@ -1,8 +1,8 @@
 import pytest
 
 from openagent import AgentOptions
-from openagent.errors import ConfigError
-from openagent.models import split_model
+from openagent._errors import ConfigError
+from openagent._models import split_model
 
 
 def test_unknown_options_raise_a_type_error_with_a_suggestion():

@@ -19,7 +19,7 @@ from openagent import (
     query,
     tool,
 )
-from openagent.permissions import PLAN_MODE_NOTE, check_permission, rule_matches
+from openagent._permissions import PLAN_MODE_NOTE, check_permission, rule_matches
 from openagent.testing import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.anyio

@@ -6,9 +6,9 @@ import logging
 import pytest
 
 from openagent import AgentOptions, run
-from openagent.errors import ConfigError
-from openagent.models import Stop, TextDelta
-from openagent.plugins import list_plugins, load_plugins, registry
+from openagent._errors import ConfigError
+from openagent._models import Stop, TextDelta
+from openagent._plugins import list_plugins, load_plugins, registry
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +70,7 @@ def test_extra_plugins_register_like_entry_points():
 
             register("fixed", Fixed)
 
-    from openagent.hookspecs import hookimpl
+    from openagent._hookspecs import hookimpl
 
     Local.register_providers = hookimpl(Local.register_providers)
     found = load_plugins(extra=[("local", Local)])

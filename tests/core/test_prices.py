@@ -7,10 +7,10 @@ import logging
 import pytest
 
 from openagent import AgentOptions, register_price, run
+from openagent._models import ProviderProfile
 from openagent._prices import ModelPrice, cost_of, cost_usd, is_local_url, price_for
-from openagent.models import ProviderProfile
+from openagent._types import Usage
 from openagent.testing import ScriptedModel, text, usage
-from openagent.types import Usage
 
 pytestmark = pytest.mark.anyio
 

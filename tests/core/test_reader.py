@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from openagent import AgentOptions, Client, ResultMessage, StreamEvent
+from openagent._models import ModelEvent, Stop, TextDelta
 from openagent._reader import EventReader
-from openagent.models import ModelEvent, Stop, TextDelta
 from openagent.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -12,10 +12,10 @@ from openagent import (
     query,
     run,
 )
-from openagent.errors import SessionError
-from openagent.sessions import JSONLSessionStore
+from openagent._errors import SessionError
+from openagent._sessions import JSONLSessionStore
+from openagent._types import AssistantMessage, ThinkingBlock, UserMessage
 from openagent.testing import ScriptedModel, thinking, tool_call
-from openagent.types import AssistantMessage, ThinkingBlock, UserMessage
 
 pytestmark = pytest.mark.anyio
 KEY = {"project_key": "p", "session_id": "s"}
@@ -166,8 +166,8 @@ def test_persist_session_false_writes_nothing(tmp_path):
 
 
 async def test_titles_tags_info_and_a_fork_cut_at_a_message(tmp_path):
+    from openagent._sessions import MemorySessionStore
     from openagent._transcripts import session_info, set_session_metadata
-    from openagent.sessions import MemorySessionStore
 
     store = MemorySessionStore()
     model = ScriptedModel(["first answer", "second answer", "after the cut"])
@@ -196,7 +196,7 @@ async def test_titles_tags_info_and_a_fork_cut_at_a_message(tmp_path):
 
 
 async def test_resume_session_at_starts_from_an_earlier_message_as_a_fork(tmp_path):
-    from openagent.sessions import MemorySessionStore
+    from openagent._sessions import MemorySessionStore
 
     store = MemorySessionStore()
     model = ScriptedModel(["a1", "a2", "from a1"])

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from openagent import AgentOptions, Client, run
-from openagent.models import ModelProfile, ProviderProfile
-from openagent.settings import load_settings
+from openagent._models import ModelProfile, ProviderProfile
+from openagent._settings import load_settings
+from openagent._types import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from openagent.testing import ScriptedModel, tool_call
-from openagent.types import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -131,7 +131,7 @@ async def test_a_slash_prompt_expands_and_an_unknown_one_lists_the_known(project
 
 
 async def test_code_agents_win_over_file_agents(project):
-    from openagent.agents import AgentDefinition
+    from openagent._agents import AgentDefinition
 
     model = ScriptedModel(
         [
@@ -200,9 +200,9 @@ async def test_a_warning_once_per_model_when_the_profile_cannot_call_tools(anyio
 
 
 async def test_plugins_contribute_skills_and_project_files_override_them(project, monkeypatch):
-    from openagent import settings as settings_module
-    from openagent.hookspecs import hookimpl
-    from openagent.plugins import load_plugins
+    from openagent import _settings as settings_module
+    from openagent._hookspecs import hookimpl
+    from openagent._plugins import load_plugins
 
     class SkillPlugin:
         @hookimpl
@@ -212,7 +212,7 @@ async def test_plugins_contribute_skills_and_project_files_override_them(project
 
     registry = load_plugins(extra=[("skilled", SkillPlugin())])
     assert registry.plugins["skilled"].skills == ["review", "deploy"]
-    monkeypatch.setattr("openagent.plugins.registry", lambda: registry)
+    monkeypatch.setattr("openagent._plugins.registry", lambda: registry)
     loaded = settings_module.load_settings(["project"], project)
     assert loaded.skills["review"].description == "Review code carefully"
     assert loaded.skills["deploy"].description == "Deploy the app"  # the project's file wins

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from openagent import AgentOptions, Client, query, tool
+from openagent._models import ModelRequest
 from openagent._runtime import open_runtime, prepare
 from openagent._steps import (
     Finish,
@@ -30,10 +31,9 @@ from openagent._steps import (
     turn_limit,
 )
 from openagent._toolcall import ToolCallResult, tool_call
-from openagent.models import ModelRequest
+from openagent._types import AssistantMessage, Message, ResultMessage, ToolUseBlock, UserMessage
 from openagent.testing import ScriptedModel, usage
 from openagent.testing import tool_call as call
-from openagent.types import AssistantMessage, Message, ResultMessage, ToolUseBlock, UserMessage
 
 pytestmark = pytest.mark.anyio
 

@@ -108,8 +108,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_walk_sees_every_kind_of_import() -> None:
     graph = import_graph()
     assert "openagent._runtime" in graph["openagent._steps"]  # under TYPE_CHECKING
-    assert "openagent.compaction" in graph["openagent.options"]  # inside a function
-    assert "openagent.loop" in graph["openagent.agents"]  # at the top
+    assert "openagent._compaction" in graph["openagent._options"]  # inside a function
+    assert "openagent._loop" in graph["openagent._agents"]  # at the top
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -148,8 +148,8 @@ def test_a_run_has_one_exit_where_the_result_message_is_built() -> None:
         for function in _functions(ast.parse(path.read_text()))
         if _calls(function, "result_message")
     ]
-    assert callers == [("openagent.loop", "run", 1)]
-    run = next(f for f in _functions(ast.parse(MODULES["openagent.loop"].read_text())) if f.name == "run")
+    assert callers == [("openagent._loop", "run", 1)]
+    run = next(f for f in _functions(ast.parse(MODULES["openagent._loop"].read_text())) if f.name == "run")
     assert not [n for n in ast.walk(run) if isinstance(n, ast.Return)], "Conversation.run returns early"
 
 
@@ -252,8 +252,8 @@ def writes(module: str, source: str) -> list[str]:
 
 def test_the_write_check_catches_each_form() -> None:
     source = """
-from .loop import Conversation
-from .options import AgentOptions
+from ._loop import Conversation
+from ._options import AgentOptions
 
 class Mine:
     def __init__(self, conversation: Conversation) -> None:
@@ -275,13 +275,13 @@ class Mine:
 """
     found = writes("openagent.example", source)
     assert [f.split(" ", 1)[1] for f in found] == [
-        "conversation.history (a Conversation of openagent.loop)",
-        "conversation.pending (a Conversation of openagent.loop)",
-        "conversation.turns (a Conversation of openagent.loop)",
-        "conversation.listeners (a Conversation of openagent.loop)",
-        "options.model (a AgentOptions of openagent.options)",
+        "conversation.history (a Conversation of openagent._loop)",
+        "conversation.pending (a Conversation of openagent._loop)",
+        "conversation.turns (a Conversation of openagent._loop)",
+        "conversation.listeners (a Conversation of openagent._loop)",
+        "options.model (a AgentOptions of openagent._options)",
         "self.conversation.model (through another object)",
-        "made.tools (a Conversation of openagent.loop)",
+        "made.tools (a Conversation of openagent._loop)",
     ]
 
 

@@ -4,8 +4,8 @@ import pytest
 from pydantic import BaseModel
 
 from openagent import AgentOptions, run
-from openagent.errors import ConfigError
-from openagent.models import ModelProfile, ProviderProfile
+from openagent._errors import ConfigError
+from openagent._models import ModelProfile, ProviderProfile
 from openagent.testing import ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -3,9 +3,9 @@
 import threading
 
 from openagent import AgentOptions, tool
+from openagent._types import AssistantMessage, ResultMessage, StreamEvent, UserMessage
 from openagent.sync import Client, query_sync
 from openagent.testing import ScriptedModel, text, tool_call
-from openagent.types import AssistantMessage, ResultMessage, StreamEvent, UserMessage
 
 
 @tool

@@ -125,7 +125,7 @@ async def test_return_values_become_text():
 
 
 async def test_a_client_side_tool_cannot_be_called():
-    from openagent.errors import ToolError
+    from openagent._errors import ToolError
 
     bare = Tool(name="ask", description="Ask the user", input_schema={"type": "object", "properties": {}})
     with pytest.raises(ToolError, match="client-side"):

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from openagent.types import (
+from openagent._types import (
     AssistantMessage,
     ResultMessage,
     StreamEvent,

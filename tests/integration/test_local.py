@@ -29,8 +29,8 @@ from openagent import (
     query,
     tool,
 )
-from openagent.compaction import Compaction
-from openagent.errors import ProviderConnectionError
+from openagent._compaction import Compaction
+from openagent._errors import ProviderConnectionError
 from openagent.testing import ScriptedModel
 from openagent_local import LocalProvider, ModelFile, ServerBuild, running_servers
 

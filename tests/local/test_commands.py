@@ -6,7 +6,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from openagent.plugins import load_plugins
+from openagent._plugins import load_plugins
 from openagent_local import LocalProvider, register_commands, running_servers
 from openagent_local._commands import local
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from openagent.errors import ConfigError
+from openagent._errors import ConfigError
 from openagent_local import installed_models, resolve_model
 
 

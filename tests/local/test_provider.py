@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from openagent.errors import ConfigError, ProviderConnectionError
-from openagent.models import ModelRequest, Stop, TextDelta, Usage
-from openagent.types import UserMessage
+from openagent._errors import ConfigError, ProviderConnectionError
+from openagent._models import ModelRequest, Stop, TextDelta, Usage
+from openagent._types import UserMessage
 from openagent_local import TEMPLATE_ENV, LocalProvider, ServerSpec, stop_server
 from openagent_local._server import ensure_server_sync
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from openagent.errors import ProviderConnectionError
+from openagent._errors import ProviderConnectionError
 from openagent_local import ServerSpec, ensure_server, running_servers, stop_server
 from openagent_local._server import _pid_running, ensure_server_sync, server_alive
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from openagent import AgentOptions, Client, ResultMessage, SystemMessage, UserMessage, query, tool
-from openagent.errors import ConfigError
+from openagent._errors import ConfigError
 from openagent.testing import ScriptedModel, tool_call
 from openagent_mcp import create_sdk_mcp_server, tool_name
 

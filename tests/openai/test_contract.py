@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from openai_constructed import constructing, mock_client
 
-from openagent.errors import AuthenticationError
+from openagent._errors import AuthenticationError
 from openagent.testing import ProviderContract
 from openagent_openai import PROFILES, ChatCompletionsProvider
 

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from openai_replay import Replay
 
-from openagent.errors import (
+from openagent._errors import (
     AuthenticationError,
     BadRequestError,
     ContextWindowExceededError,
@@ -21,8 +21,8 @@ from openagent.errors import (
     RateLimitError,
     ServerError,
 )
-from openagent.models import ModelRequest
-from openagent.types import UserMessage
+from openagent._models import ModelRequest
+from openagent._types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openagent._errors import ProviderError
+from openagent._models import ModelEvent
 from openagent._sse import SSEDecoder
-from openagent.errors import ProviderError
-from openagent.models import ModelEvent
 from openagent_openai._chat import ChatStream
 
 EXAMPLES = int(os.environ.get("OPENAGENT_FUZZ_EXAMPLES", "150"))

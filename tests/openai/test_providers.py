@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import openagent_openai
-from openagent.errors import ConfigError
-from openagent.models import Provider
-from openagent.plugins import load_plugins
+from openagent._errors import ConfigError
+from openagent._models import Provider
+from openagent._plugins import load_plugins
 from openagent_openai import PROFILES, ChatCompletionsProvider, OpenAIProfile
 from openagent_openai._profiles import PLACEHOLDER_KEY
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from openai_replay import SPLITS, Replay, sse
 
-from openagent.errors import StreamError
-from openagent.models import (
+from openagent._errors import StreamError
+from openagent._models import (
     ModelProfile,
     ModelRequest,
     Stop,
@@ -24,7 +24,7 @@ from openagent.models import (
     ToolCallStart,
     ToolSpec,
 )
-from openagent.types import Usage, UserMessage
+from openagent._types import Usage, UserMessage
 from openagent_openai import PROFILES
 
 pytestmark = pytest.mark.anyio

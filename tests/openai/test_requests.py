@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from openagent.models import ModelProfile, ModelRequest, ToolSpec
-from openagent.types import (
+from openagent._models import ModelProfile, ModelRequest, ToolSpec
+from openagent._types import (
     AssistantMessage,
     TextBlock,
     ThinkingBlock,

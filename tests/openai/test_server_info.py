@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from openagent import AgentOptions, SystemMessage, query, tool
-from openagent.compaction import Compaction
+from openagent._compaction import Compaction
 from openagent.testing import ScriptedModel
 from openagent_openai import PROFILES, ChatCompletionsProvider
 from openagent_openai._server_info import OLLAMA_DEFAULT_CONTEXT, from_models, from_props, from_show

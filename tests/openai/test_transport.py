@@ -13,9 +13,9 @@ import httpx2
 import pytest
 from openai_replay import sse
 
-from openagent.errors import AuthenticationError, ProviderError, StreamError
-from openagent.models import ModelRequest, Stop, TextDelta
-from openagent.types import UserMessage
+from openagent._errors import AuthenticationError, ProviderError, StreamError
+from openagent._models import ModelRequest, Stop, TextDelta
+from openagent._types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
 from openagent_openai._chat import ChatStream
 

@@ -1,4 +1,4 @@
-"""Tracing real runs (`openagent.query` over `ScriptedModel`) into the SDK's in-memory span exporter."""
+"""Tracing real runs (`openagent._query` over `ScriptedModel`) into the SDK's in-memory span exporter."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from openagent import AgentOptions, Client, ProviderError, ResultMessage, ToolError, query, tool
-from openagent.agents import AgentDefinition
+from openagent._agents import AgentDefinition
 from openagent.testing import ScriptedModel, text, tool_call, usage
 from openagent_otel import CAPTURE_CONTENT_ENV, tracing_hooks
 
@@ -266,7 +266,7 @@ async def test_a_tool_call_a_hook_blocks_still_ends_its_span(
 async def test_the_installed_plugin_traces_every_run(
     global_exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from openagent.plugins import registry
+    from openagent._plugins import registry
 
     monkeypatch.setenv("OPENAGENT_PLUGINS", "otel")
     info = registry().plugins["otel"]
@@ -325,7 +325,7 @@ async def test_a_subagent_of_a_subagent_nests_two_levels_down(
 async def test_a_compaction_is_an_event_on_the_run(
     provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    from openagent.compaction import Compaction
+    from openagent._compaction import Compaction
 
     long = "x" * 3000
     script = [[tool_call("add", {"a": 1, "b": 2})], long, "summary of the start", "short answer"]

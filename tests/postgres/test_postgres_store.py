@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 from stores_suite import Backend, PostgresServer, ServerRestartSuite, StoreSuite, free_port
 
-from openagent.errors import ConfigError, SessionError
+from openagent._errors import ConfigError, SessionError
 from openagent_postgres import PostgresSessionStore
 
 

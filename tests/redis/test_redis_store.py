@@ -67,7 +67,7 @@ async def test_keys_live_under_the_prefix_and_delete_leaves_nothing(redis_server
 
 @pytest.mark.anyio
 async def test_server_error_becomes_session_error(redis_server: RedisServer) -> None:
-    from openagent.errors import SessionError
+    from openagent._errors import SessionError
 
     prefix = f"t{uuid.uuid4().hex}"
     key: Any = {"project_key": "proj", "session_id": "s"}
@@ -83,7 +83,7 @@ async def test_server_error_becomes_session_error(redis_server: RedisServer) -> 
 async def test_unix_socket_url_reaches_the_same_data(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from openagent.plugins import registry
+    from openagent._plugins import registry
 
     monkeypatch.setenv("OPENAGENT_PLUGINS", "redis")
     key: Any = {"project_key": "proj", "session_id": uuid.uuid4().hex}

@@ -1,4 +1,4 @@
-"""Every fault the scripted server can inject, through `openagent.query` with the real provider plugins.
+"""Every fault the scripted server can inject, through `openagent._query` with the real provider plugins.
 
 For each: the typed error or the recovered run, the retries and waits the policy promised, no hang (every
 test runs under a deadline), the session file intact and resumable afterwards, and nothing left behind
@@ -21,7 +21,7 @@ from reliability_support import live_tasks, wait_until
 from scripted_server import ScriptedServer, ToolCall, Turn, closed_port
 
 from openagent import AgentOptions, query, tool
-from openagent.errors import (
+from openagent._errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -29,9 +29,9 @@ from openagent.errors import (
     ServerError,
     StreamError,
 )
-from openagent.retry import StaminaRetry
-from openagent.sessions import JSONLSessionStore, project_key_for
-from openagent.types import AssistantMessage, Message, ResultMessage, ToolUseError, UserMessage
+from openagent._retry import StaminaRetry
+from openagent._sessions import JSONLSessionStore, project_key_for
+from openagent._types import AssistantMessage, Message, ResultMessage, ToolUseError, UserMessage
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 20

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scripted_server import ToolCall, Turn, render
 
-from openagent.errors import ProviderError
-from openagent.models import ModelRequest, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-from openagent.types import UserMessage
+from openagent._errors import ProviderError
+from openagent._models import ModelRequest, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from openagent._types import UserMessage
 
 _ASKED = os.environ.get("OPENAGENT_FUZZ_EXAMPLES")
 EXAMPLES = max(25, int(_ASKED) // 20) if _ASKED else 25

@@ -11,9 +11,9 @@ import pytest
 from scripted_server import ScriptedServer, ToolCall, Turn
 
 from openagent import AgentOptions, query, tool
-from openagent.errors import ProviderError
-from openagent.retry import NoRetry
-from openagent.sessions import JSONLSessionStore
+from openagent._errors import ProviderError
+from openagent._retry import NoRetry
+from openagent._sessions import JSONLSessionStore
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]

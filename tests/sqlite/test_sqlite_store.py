@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from stores_suite import Backend, StoreSuite
 
-from openagent.errors import ConfigError
+from openagent._errors import ConfigError
 from openagent_sqlite import SQLiteSessionStore
 
 
@@ -79,7 +79,7 @@ async def test_in_memory_store_works_and_is_private(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_a_file_that_is_not_a_database_raises_session_error(tmp_path: Path) -> None:
-    from openagent.errors import SessionError
+    from openagent._errors import SessionError
 
     (tmp_path / "junk.db").write_bytes(b"this is not a sqlite database" * 100)
     async with SQLiteSessionStore(tmp_path / "junk.db") as store:

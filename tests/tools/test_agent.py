@@ -17,7 +17,7 @@ from openagent import (
     UserMessage,
     query,
 )
-from openagent.plugins import load_plugins
+from openagent._plugins import load_plugins
 from openagent.testing import ScriptedModel, tool_call
 from openagent_tools import all_tools, ask_user_question, todo_write
 

@@ -1,6 +1,6 @@
 """The Memory tool set: the catalogue, read / write / delete, and stores that outlive a session.
 
-Runs are real agent runs (`openagent.query` over `ScriptedModel`); the persistent store is the default
+Runs are real agent runs (`openagent._query` over `ScriptedModel`); the persistent store is the default
 JSONL session store under a temporary directory.
 """
 
@@ -22,7 +22,7 @@ from openagent import (
     list_sessions,
     query,
 )
-from openagent.sessions import JSONLSessionStore, project_key_for
+from openagent._sessions import JSONLSessionStore, project_key_for
 from openagent.testing import ScriptedModel, tool_call
 from openagent_tools.memory import (
     MEMORY_SESSION_ID,

@@ -1,20 +1,34 @@
-"""openagent: the Claude Agent SDK's programming model (query, Client, tools, hooks, sessions), any model."""
+"""openagent: the Claude Agent SDK's programming model (query, Client, tools, hooks, sessions), any model.
+
+This namespace is for writing agents; `openagent.plugin` is for writing plugins; `openagent.testing`,
+`openagent.sync` and `openagent.compat.claude` are public too. Every other module is private.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._agents import AgentDefinition, as_tool
+from ._client import Client
+from ._compaction import Compaction
+from ._errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
+from ._hooks import HookContext, HookMatcher
+from ._models import ModelProfile
+from ._options import AgentOptions
+from ._permissions import (
+    PermissionMode,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
 from ._prices import register_price
+from ._query import RunResult, query, run, run_sync
+from ._retry import NoRetry, RetryPolicy, StaminaRetry
+from ._sessions import JSONLSessionStore, MemorySessionStore, SessionStore
+from ._tools import Tool, ToolContext, tool
 from ._transcripts import delete_session, fork_session, get_session_messages, list_sessions
-from .agents import AgentDefinition
-from .client import Client
-from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
-from .hooks import HookContext, HookMatcher
-from .options import AgentOptions
-from .permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
-from .query import RunResult, query, run, run_sync
-from .tools import Tool, ToolContext, tool
-from .types import (
+from ._types import (
     AssistantMessage,
     ContentBlock,
     Message,
@@ -31,25 +45,35 @@ from .types import (
 )
 
 if TYPE_CHECKING:  # for type checkers; at run time it is imported on first use (it needs pluggy)
-    from .hookspecs import hookimpl
+    from ._hookspecs import hookimpl
 
 __all__ = [
     "AgentDefinition",
     "AgentOptions",
     "AssistantMessage",
     "Client",
+    "Compaction",
     "ConfigError",
     "ContentBlock",
     "HookContext",
     "HookMatcher",
+    "JSONLSessionStore",
+    "MemorySessionStore",
     "Message",
+    "ModelProfile",
+    "NoRetry",
     "OpenAgentError",
+    "PermissionMode",
     "PermissionResultAllow",
     "PermissionResultDeny",
+    "PermissionUpdate",
     "ProviderError",
     "ResultMessage",
+    "RetryPolicy",
     "RunResult",
     "SessionError",
+    "SessionStore",
+    "StaminaRetry",
     "StreamEvent",
     "SystemMessage",
     "TextBlock",
@@ -63,6 +87,7 @@ __all__ = [
     "ToolUseError",
     "Usage",
     "UserMessage",
+    "as_tool",
     "delete_session",
     "fork_session",
     "get_session_messages",
@@ -78,7 +103,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "hookimpl":  # imports pluggy: only plugins need it, when they load
-        from .hookspecs import hookimpl
+        from ._hookspecs import hookimpl
 
         return hookimpl
     if name == "__version__":  # read lazily: importlib.metadata is slow to import

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .hookspecs import hookimpl
+from ._hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from .hookspecs import RegisterProvider, RegisterRetryPolicy, RegisterSessionStore, RegisterToolset
-    from .options import AgentOptions
-    from .sessions import JSONLSessionStore
+    from ._hookspecs import RegisterProvider, RegisterRetryPolicy, RegisterSessionStore, RegisterToolset
+    from ._options import AgentOptions
+    from ._sessions import JSONLSessionStore
+    from ._tools import Tool
     from .testing import ScriptedModel
-    from .tools import Tool
 
 __all__ = ["register_providers", "register_retry_policies", "register_session_stores", "register_toolsets"]
 
@@ -32,7 +32,7 @@ def _echo(model: str, *, base_url: str | None = None, api_key: str | None = None
 
 
 def _jsonl(url: str) -> JSONLSessionStore:
-    from .sessions import JSONLSessionStore
+    from ._sessions import JSONLSessionStore
 
     root = url.partition("://")[2]
     return JSONLSessionStore(root or None)
@@ -45,7 +45,7 @@ class _Agents:
         self.agents = agents
 
     async def open(self) -> list[Tool]:
-        from .agents import task_tool
+        from ._agents import task_tool
 
         return [task_tool(self.agents)]
 
@@ -75,7 +75,7 @@ def register_session_stores(register: RegisterSessionStore) -> None:
 @hookimpl
 def register_retry_policies(register: RegisterRetryPolicy) -> None:
     """Exponential backoff with jitter, as the default."""
-    from .retry import StaminaRetry
+    from ._retry import StaminaRetry
 
     register("default", StaminaRetry())
 

@@ -12,7 +12,7 @@ import logging
 import os
 from pathlib import Path
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
 __all__ = ["EDIT_TOOLS", "FileCheckpoints"]
 

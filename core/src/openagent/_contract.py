@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from . import models as m
-from .errors import ProviderError
-from .models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolSpec
-from .types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from . import _models as m
+from ._errors import ProviderError
+from ._models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolSpec
+from ._types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
 
 __all__ = ["ADD_TOOL", "PROMPTS", "WEATHER_TOOL", "ProviderContract", "Turn", "collect"]
 

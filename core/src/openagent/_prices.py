@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .types import Usage
+from ._types import Usage
 
 __all__ = ["ModelPrice", "cost_of", "cost_usd", "is_local_url", "price_for", "register_price"]
 

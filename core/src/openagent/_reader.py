@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from .models import ModelEvent
+from ._models import ModelEvent
 
 __all__ = ["EventReader"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .compaction import Compaction, estimate_tokens
+from ._compaction import Compaction, estimate_tokens
 
 if TYPE_CHECKING:
-    from .loop import Conversation
+    from ._loop import Conversation
 
 __all__ = ["context_usage", "server_info"]
 

@@ -16,22 +16,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._errors import ConfigError
+from ._hooks import HookMatcher, merge_hooks
+from ._models import ModelProfile, Provider, ProviderProfile, split_model
+from ._plugins import registry, resolve
+from ._settings import ProjectSettings, load_settings
 from ._structured import OutputSchema
 from ._toolcall import ToolEnv
-from .errors import ConfigError
-from .hooks import HookMatcher, merge_hooks
-from .models import ModelProfile, Provider, ProviderProfile, split_model
-from .plugins import registry, resolve
-from .settings import ProjectSettings, load_settings
-from .tools import Tool, Toolset
-from .types import SystemMessage
+from ._tools import Tool, Toolset
+from ._types import SystemMessage
 
 if TYPE_CHECKING:
     from ._checkpoints import FileCheckpoints
-    from .options import AgentOptions
-    from .permissions import PermissionState
-    from .retry import RetryPolicy
-    from .sessions import SessionStore
+    from ._options import AgentOptions
+    from ._permissions import PermissionState
+    from ._retry import RetryPolicy
+    from ._sessions import SessionStore
 
 __all__ = [
     "MIN_CONTEXT_WINDOW",

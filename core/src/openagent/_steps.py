@@ -4,7 +4,7 @@ A run is: prepare a request (`prepare_request`: run state → `ModelRequest`), a
 `ModelRequest` → `AssistantMessage`, usage included), a decision (`decide`: the turn → an `Outcome`), and for
 `RunTools` the tool calls (`openagent._toolcall.tool_call`: one `ToolUseBlock` → one `ToolResultBlock`), then
 `after_tools`, and so on until the outcome is `Finish` or `Pause`; `result_message` builds the closing
-`ResultMessage`. The loop (`openagent.loop`) drives these steps in process, streaming; a workflow engine can
+`ResultMessage`. The loop (`openagent._loop`) drives these steps in process, streaming; a workflow engine can
 run the model turn and each tool call as activities and keep the decisions in the workflow.
 
 `RunState` is everything a conversation changes as it runs, in one object that only its owner writes.
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
+from ._errors import OpenAgentError, ProviderError
+from ._hooks import run_hooks
+from ._models import ModelEvent, ModelRequest, Provider
+from ._permissions import PLAN_MODE_NOTE, denied_outright
 from ._prices import cost_of
 from ._turn import TurnBuilder
-from .errors import OpenAgentError, ProviderError
-from .hooks import run_hooks
-from .models import ModelEvent, ModelRequest, Provider
-from .permissions import PLAN_MODE_NOTE, denied_outright
-from .types import (
+from ._types import (
     AssistantMessage,
     Message,
     ResultMessage,
@@ -41,10 +41,10 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from ._retry import RetryPolicy
     from ._runtime import Runtime
+    from ._sessions import SessionKey
     from ._toolcall import ToolCallResult
-    from .retry import RetryPolicy
-    from .sessions import SessionKey
 
 __all__ = [
     "Finish",
@@ -366,7 +366,7 @@ async def model_turn(
     Raises:
         ProviderError: The endpoint failed, or the stream ended before the turn did.
     """
-    from .retry import NoRetry
+    from ._retry import NoRetry
 
     turn = TurnBuilder(partial=False)
     stream: AsyncIterator[ModelEvent] | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
 __all__ = ["OutputSchema"]
 

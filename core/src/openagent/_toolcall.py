@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoints import EDIT_TOOLS, FileCheckpoints
-from .hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
-from .permissions import (
+from ._hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
+from ._permissions import (
     PermissionResult,
     PermissionResultDeny,
     PermissionState,
@@ -24,12 +24,12 @@ from .permissions import (
     apply_update,
     check_permission,
 )
-from .tools import Tool, ToolContext
-from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError, json_adapter
+from ._tools import Tool, ToolContext
+from ._types import Message, ToolResultBlock, ToolUseBlock, ToolUseError, json_adapter
 
 if TYPE_CHECKING:
-    from .options import AgentOptions
-    from .permissions import CanUseTool
+    from ._options import AgentOptions
+    from ._permissions import CanUseTool
 
 __all__ = ["ToolCallResult", "ToolEnv", "tool_call"]
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .errors import SessionError
-from .plugins import resolve
-from .sessions import (
+from ._errors import SessionError
+from ._plugins import resolve
+from ._sessions import (
     SessionInfo,
     SessionKey,
     SessionListEntry,
@@ -24,10 +24,10 @@ from .sessions import (
     info_from_entries,
     project_key_for,
 )
-from .types import AssistantMessage, Message, UserMessage, parse_message
+from ._types import AssistantMessage, Message, UserMessage, parse_message
 
 if TYPE_CHECKING:
-    from .options import AgentOptions
+    from ._options import AgentOptions
 
 __all__ = [
     "cut_entries",

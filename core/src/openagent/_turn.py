@@ -14,9 +14,9 @@ import json
 import uuid
 from typing import Any
 
-from .errors import StreamError
-from .models import ModelEvent, RawContent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
-from .types import (
+from ._errors import StreamError
+from ._models import ModelEvent, RawContent, Stop, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from ._types import (
     AssistantMessage,
     ContentBlock,
     RawBlock,

@@ -23,11 +23,11 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .client import Client as AsyncClient
-from .client import ClientStatus
-from .options import AgentOptions
-from .query import query
-from .types import AssistantMessage, Message, Usage, UserMessage
+from ._client import Client as AsyncClient
+from ._client import ClientStatus
+from ._options import AgentOptions
+from ._query import query
+from ._types import AssistantMessage, Message, Usage, UserMessage
 
 __all__ = ["Client", "query_sync"]
 
@@ -47,7 +47,7 @@ def _iterate(portal: BlockingPortal, messages: AsyncIterator[Message]) -> Iterat
 
 
 def query_sync(prompt: str, options: AgentOptions | None = None) -> Iterator[Message]:
-    """`openagent.query` for synchronous code: yields the same messages, in the same order."""
+    """`openagent._query` for synchronous code: yields the same messages, in the same order."""
     with start_blocking_portal() as portal:
         yield from _iterate(portal, query(prompt=prompt, options=options))
 

@@ -25,8 +25,8 @@ from typing import Any, TypeAlias
 
 import anyio
 
-from .errors import ProviderError
-from .models import (
+from ._errors import ProviderError
+from ._models import (
     ModelEvent,
     ModelProfile,
     ModelRequest,
@@ -36,8 +36,8 @@ from .models import (
     ThinkingDelta,
     ToolCallDelta,
 )
-from .models import ToolCallStart as _ToolCallStart
-from .types import Usage
+from ._models import ToolCallStart as _ToolCallStart
+from ._types import Usage
 
 __all__ = [
     "ProviderContract",  # noqa: F822 - loaded lazily by __getattr__ (it imports pytest)

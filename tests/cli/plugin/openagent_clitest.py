@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from openagent import ProviderError, hookimpl, tool
-from openagent.models import ModelProfile, ProviderProfile
+from openagent._models import ModelProfile, ProviderProfile
 from openagent.testing import ScriptedModel, text, thinking, tool_call
 from openagent.testing import error as raise_error
 

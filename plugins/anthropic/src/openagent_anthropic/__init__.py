@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 from ._messages import PROFILE, MessagesProvider
 

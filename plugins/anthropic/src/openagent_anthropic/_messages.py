@@ -38,29 +38,27 @@ from typing import Any, ClassVar
 
 import anyio
 
-from openagent._sse import ServerSentEvent, SSEDecoder, json_data
-from openagent.errors import (
+from openagent.plugin import (
     ConfigError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    StreamError,
-    error_for_status,
-)
-from openagent.models import (
     ModelEvent,
     ModelProfile,
     ModelRequest,
+    ProviderConnectionError,
+    ProviderError,
     ProviderProfile,
+    ProviderTimeoutError,
     RawContent,
+    ServerSentEvent,
+    SSEDecoder,
     Stop,
+    StreamError,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     ToolCallStart,
-)
-from openagent.types import (
     Usage,
+    error_for_status,
+    json_data,
 )
 
 from ._request import build_body
@@ -398,7 +396,7 @@ class MessagesProvider:
         """Send ``request`` and yield its events as they arrive.
 
         Raises:
-            openagent.errors.ProviderError: A typed subclass for every failure: HTTP status, connection,
+            openagent.plugin.ProviderError: A typed subclass for every failure: HTTP status, connection,
                 timeout, malformed stream; the API key is redacted from its message and body.
         """
         body, extra_headers = build_body(request)

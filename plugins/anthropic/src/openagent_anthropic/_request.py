@@ -11,11 +11,8 @@ import logging
 import re
 from typing import Any
 
-from openagent.errors import ConfigError
-from openagent.models import ModelRequest
-from openagent.types import (
+from openagent import (
     AssistantMessage,
-    RawBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -23,6 +20,7 @@ from openagent.types import (
     ToolUseError,
     UserMessage,
 )
+from openagent.plugin import ConfigError, ModelRequest, RawBlock
 
 __all__ = ["build_body", "default_max_tokens"]
 

@@ -10,7 +10,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from openagent.errors import ConfigError, OpenAgentError
+from openagent.plugin import ConfigError, OpenAgentError
 
 from ._settings import PERMISSION_MODES, Settings, load_settings
 
@@ -48,7 +48,7 @@ class PluginGroup(click.Group):
         if self._loaded:
             return
         self._loaded = True
-        from openagent.plugins import registry
+        from openagent.plugin import registry
 
         manager = registry().manager
         for impl in manager.hook.register_commands.get_hookimpls():

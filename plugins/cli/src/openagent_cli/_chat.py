@@ -15,18 +15,20 @@ import anyio
 import anyio.to_thread
 import click
 
-from openagent.errors import ConfigError, OpenAgentError
-from openagent.permissions import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
-from openagent.types import (
+from openagent import (
     AssistantMessage,
     Message,
+    PermissionResultAllow,
+    PermissionResultDeny,
     ResultMessage,
     StreamEvent,
+    ToolPermissionContext,
     ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
     UserMessage,
 )
+from openagent.plugin import ConfigError, OpenAgentError
 
 from ._app import (
     EXIT_USAGE,
@@ -229,7 +231,7 @@ class ChatApp:
             try:
                 reply = (await self.ask("answer › ")).strip()
             except (KeyboardInterrupt, EOFError):
-                from openagent.errors import ToolError
+                from openagent.plugin import ToolError
 
                 raise ToolError("the user dismissed the questions") from None
             picks = [p.strip() for p in reply.split(",")] if question.get("multiSelect") else [reply]

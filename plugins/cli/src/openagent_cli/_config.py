@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openagent.errors import ConfigError
+from openagent.plugin import ConfigError
 
 from ._app import EXIT_USAGE, cli, fail
 from ._settings import KEYS, SECRET_KEYS, load_settings, project_file, user_file

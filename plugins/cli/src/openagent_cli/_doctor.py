@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import click
 
-from openagent.errors import ConfigError
+from openagent.plugin import ConfigError
 
 from ._app import EXIT_USAGE, cli, fail
 from ._settings import load_settings
@@ -162,7 +162,7 @@ def doctor(urls: tuple[str, ...], timeout: float) -> None:
     """Probe local model servers and the configured provider; suggest what to do next."""
     from rich.console import Console
 
-    from openagent.plugins import registry
+    from openagent.plugin import registry
 
     try:
         settings = load_settings({}, Path.cwd())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openagent.types import ResultMessage, ToolResultBlock, ToolUseBlock, ToolUseError
+from openagent import ResultMessage, ToolResultBlock, ToolUseBlock, ToolUseError
 
 __all__ = ["call_line", "failure_line", "result_line", "short"]
 

@@ -24,7 +24,7 @@ def plugins(ctx: click.Context) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from openagent.plugins import list_plugins
+    from openagent.plugin import list_plugins
 
     group = ctx.find_root().command
     assert isinstance(group, PluginGroup)

@@ -9,8 +9,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from openagent.errors import ConfigError, OpenAgentError
-from openagent.types import (
+from openagent import (
     AssistantMessage,
     Message,
     ResultMessage,
@@ -20,6 +19,7 @@ from openagent.types import (
     ToolUseError,
     UserMessage,
 )
+from openagent.plugin import ConfigError, OpenAgentError
 
 from ._events import call_line, failure_line, result_line
 

@@ -10,9 +10,7 @@ from typing import Any
 import anyio
 import click
 
-from openagent import delete_session, fork_session, get_session_messages, list_sessions
-from openagent.errors import OpenAgentError, SessionError
-from openagent.types import (
+from openagent import (
     AssistantMessage,
     Message,
     ResultMessage,
@@ -23,7 +21,12 @@ from openagent.types import (
     ToolUseBlock,
     ToolUseError,
     UserMessage,
+    delete_session,
+    fork_session,
+    get_session_messages,
+    list_sessions,
 )
+from openagent.plugin import OpenAgentError, SessionError
 
 from ._app import EXIT_USAGE, cli, fail
 from ._events import call_line, result_line, short

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from openagent.errors import ConfigError
-from openagent.permissions import PermissionMode
+from openagent.plugin import ConfigError, PermissionMode
 
 __all__ = ["KEYS", "SECRET_KEYS", "Settings", "load_settings", "project_file", "user_file"]
 

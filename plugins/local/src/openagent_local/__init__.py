@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 from ._build import LLAMA_CPP_VERSION, BuildError, ServerBuild, build_server, find_server
 from ._models import ModelFile, installed_models, resolve_model

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from openagent.errors import ConfigError
+from openagent.plugin import ConfigError
 
 from ._build import BUILD_MINUTES, LLAMA_CPP_VERSION, BuildError, ServerBuild, build_server, find_server
 from ._models import SUGGESTED, installed_models, resolve_model

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openagent.errors import ConfigError
+from openagent.plugin import ConfigError
 
 __all__ = ["ModelFile", "installed_models", "resolve_model"]
 

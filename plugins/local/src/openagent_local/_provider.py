@@ -18,9 +18,16 @@ from typing import TYPE_CHECKING, cast
 import anyio
 import anyio.to_thread
 
-from openagent.errors import ConfigError, ProviderConnectionError, ProviderError, StreamError
-from openagent.models import ModelEvent, ModelProfile, ModelRequest
-from openagent.types import Usage
+from openagent.plugin import (
+    ConfigError,
+    ModelEvent,
+    ModelProfile,
+    ModelRequest,
+    ProviderConnectionError,
+    ProviderError,
+    StreamError,
+    Usage,
+)
 
 from ._build import BUILD_MINUTES, ServerBuild, build_server, find_server
 from ._models import resolve_model

@@ -29,7 +29,7 @@ from pathlib import Path
 import anyio.to_thread
 import filelock
 
-from openagent.errors import ProviderConnectionError
+from openagent.plugin import ProviderConnectionError
 
 from ._build import LLAMA_CPP_VERSION, ServerBuild, build_server, cache_root, find_server
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 from ._sdk import SdkMcpServer, create_sdk_mcp_server
 from ._toolset import DEFAULT_TIMEOUT, McpToolset, load_servers, tool_name

@@ -7,7 +7,8 @@ import inspect
 from dataclasses import replace
 from typing import Any
 
-from openagent.tools import SdkMcpServer, Tool, create_sdk_mcp_server
+from openagent import Tool
+from openagent.plugin import SdkMcpServer, create_sdk_mcp_server
 
 from ._content import to_blocks
 

@@ -28,8 +28,8 @@ import anyio.to_thread
 from anyio.abc import TaskStatus
 from anyio.from_thread import BlockingPortal
 
-from openagent.errors import ConfigError, ToolError
-from openagent.tools import Tool
+from openagent import Tool
+from openagent.plugin import ConfigError, ToolError
 
 from ._content import to_blocks
 from ._sdk import SdkMcpServer, local_tool

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 from ._profiles import PROFILES, OpenAIProfile
 from ._provider import ChatCompletionsProvider

@@ -12,26 +12,26 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from openagent._sse import json_data
-from openagent.errors import StreamError
-from openagent.models import (
-    ModelEvent,
-    ModelRequest,
-    Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-)
-from openagent.types import (
+from openagent import (
     AssistantMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
-    Usage,
     UserMessage,
+)
+from openagent.plugin import (
+    ModelEvent,
+    ModelRequest,
+    Stop,
+    StreamError,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+    json_data,
 )
 
 from ._profiles import OpenAIProfile

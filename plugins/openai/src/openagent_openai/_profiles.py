@@ -10,8 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
-from openagent.errors import ConfigError
-from openagent.models import ModelProfile, ProviderProfile
+from openagent.plugin import ConfigError, ModelProfile, ProviderProfile
 
 __all__ = ["PROFILES", "OpenAIProfile", "resolve_api_key", "resolve_base_url"]
 

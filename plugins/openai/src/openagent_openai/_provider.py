@@ -24,16 +24,19 @@ from typing import Any
 
 import anyio
 
-from openagent._sse import ServerSentEvent, SSEDecoder
-from openagent.errors import (
+from openagent.plugin import (
     ContextWindowExceededError,
+    ModelEvent,
+    ModelProfile,
+    ModelRequest,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
+    ServerSentEvent,
+    SSEDecoder,
     StreamError,
     error_for_status,
 )
-from openagent.models import ModelEvent, ModelProfile, ModelRequest
 
 from . import _server_info
 from ._chat import ChatStream, build_body

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from openagent.models import ModelEvent, TextDelta, ToolSpec
+from openagent.plugin import ModelEvent, TextDelta, ToolSpec
 
 __all__ = ["TextToolCalls", "text_tools_prompt"]
 

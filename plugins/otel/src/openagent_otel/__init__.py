@@ -13,7 +13,7 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 from ._tracing import CAPTURE_CONTENT_ENV, Tracing, tracing_hooks
 

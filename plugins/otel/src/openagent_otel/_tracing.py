@@ -31,7 +31,7 @@ from openagent import (
     ToolUseBlock,
     UserMessage,
 )
-from openagent.models import ModelRequest
+from openagent.plugin import ModelRequest
 
 __all__ = ["CAPTURE_CONTENT_ENV", "Tracing", "tracing_hooks"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from openagent.hookspecs import hookimpl
+from openagent.plugin import hookimpl
 
 if TYPE_CHECKING:
     from ._store import PostgresSessionStore

@@ -12,8 +12,14 @@ from urllib.parse import urlsplit
 import anyio
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 
-from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.plugin import (
+    ConfigError,
+    SessionError,
+    SessionKey,
+    SessionListEntry,
+    encode_entries,
+    require_asyncio,
+)
 
 __all__ = ["PostgresSessionStore"]
 
@@ -53,7 +59,7 @@ class PostgresSessionStore:
 
     One table holds every entry as ``JSONB``, ordered by an identity column; a unique index on
     ``(project_key, session_id, subpath, uuid)`` makes ``uuid`` an idempotency key. The table is created on
-    first use. asyncpg is asyncio-only, so this store is too. Failures raise `openagent.errors.SessionError`.
+    first use. asyncpg is asyncio-only, so this store is too. Failures raise `openagent.plugin.SessionError`.
 
     Example:
         ```python

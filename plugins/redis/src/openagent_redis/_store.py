@@ -13,8 +13,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from openagent.errors import SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.plugin import SessionError, SessionKey, SessionListEntry, encode_entries, require_asyncio
 
 __all__ = ["RedisSessionStore"]
 
@@ -71,7 +70,7 @@ class RedisSessionStore:
     An append is acknowledged once Redis has applied it; that it survives a Redis crash depends on the
     server's persistence (``appendonly yes`` with ``appendfsync always`` loses nothing).
     redis-py's asyncio client is asyncio-only, so this store is too. Failures raise
-    `openagent.errors.SessionError`.
+    `openagent.plugin.SessionError`.
 
     Example:
         ```python

@@ -16,8 +16,14 @@ import aiosqlite
 import anyio
 import anyio.to_thread
 
-from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.plugin import (
+    ConfigError,
+    SessionError,
+    SessionKey,
+    SessionListEntry,
+    encode_entries,
+    require_asyncio,
+)
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -57,7 +63,7 @@ class SQLiteSessionStore:
     One table holds every entry; a unique index on ``(project_key, session_id, subpath, uuid)`` makes
     ``uuid`` an idempotency key. Several processes may share the file: writers take SQLite's write lock
     (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for it. aiosqlite is asyncio-only, so this
-    store is too. Failures raise `openagent.errors.SessionError`.
+    store is too. Failures raise `openagent.plugin.SessionError`.
 
     Example:
         ```python

@@ -9,7 +9,7 @@ demand, so a large memory costs the context window one line per entry::
     options = AgentOptions(model="ollama:qwen3", tools=memory.tools, hooks=memory.hooks)
 
 Stores are pluggable (`MemoryStore`): `DictMemoryStore` keeps entries in this process;
-`SessionMemoryStore` keeps them in any `openagent.sessions.SessionStore` (the JSONL files by default), in a
+`SessionMemoryStore` keeps them in any `openagent.plugin.SessionStore` (the JSONL files by default), in a
 reserved session of the project, so every later session of the same project sees them.
 """
 
@@ -24,8 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from openagent import HookContext, HookMatcher, Tool, ToolContext, ToolError, tool
-from openagent.plugins import resolve
-from openagent.sessions import SessionKey, SessionStore, project_key_for
+from openagent.plugin import SessionKey, SessionStore, project_key_for, resolve
 
 __all__ = [
     "MEMORY_SESSION_ID",
@@ -59,7 +58,7 @@ class MemoryEntry:
 
 @runtime_checkable
 class MemoryStore(Protocol):
-    """Where entries live, per project (a project key, as `openagent.sessions.project_key_for` makes)."""
+    """Where entries live, per project (a project key, as `openagent.plugin.project_key_for` makes)."""
 
     async def load(self, project: str) -> dict[str, MemoryEntry]:
         """Every entry of the project, by key."""
@@ -180,7 +179,7 @@ class Memory:
     Args:
         store: Where entries live; a fresh `DictMemoryStore` by default.
         project: The project key entries are filed under; ``None`` derives it from each run's ``cwd``
-            (the key `openagent.sessions` uses, so it matches the project's sessions).
+            (the key the session stores use, so it matches the project's sessions).
         max_value_chars: The longest value ``MemoryWrite`` accepts.
     """
 

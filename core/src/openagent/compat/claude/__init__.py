@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ...errors import ConfigError, OpenAgentError, ProviderConnectionError, ProviderError, StreamError
-from ...tools import Tool, create_sdk_mcp_server
-from ...tools import tool as _tool
+from ..._errors import ConfigError, OpenAgentError, ProviderConnectionError, ProviderError, StreamError
+from ..._tools import Tool, create_sdk_mcp_server
+from ..._tools import tool as _tool
 from . import types as types
 from ._client import ClaudeSDKClient, ResultError, Transport, query
 from ._options import CLI_ONLY, IgnoredOptionWarning, to_agent_options

@@ -15,11 +15,11 @@ from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
 from contextlib import aclosing
 from typing import Any
 
-from ...client import Client
-from ...errors import ConfigError, ProviderError
-from ...query import MessageStream
-from ...query import query as _query
-from ...types import Message, ResultMessage, TextBlock, UserMessage
+from ..._client import Client
+from ..._errors import ConfigError, ProviderError
+from ..._query import MessageStream
+from ..._query import query as _query
+from ..._types import Message, ResultMessage, TextBlock, UserMessage
 from ._options import ClaudeAgentOptions, to_agent_options
 
 __all__ = ["ClaudeSDKClient", "ResultError", "Transport", "query"]

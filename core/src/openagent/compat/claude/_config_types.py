@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
-    from ...permissions import PermissionMode
+    from ..._permissions import PermissionMode
 
 __all__ = [
     "ContextUsageCategory", "ContextUsageResponse", "EffortLevel", "FastModeDisabledReason", "FastModeState",

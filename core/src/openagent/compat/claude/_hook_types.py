@@ -1,6 +1,6 @@
 """The Claude Agent SDK's typed hook inputs and outputs: the dicts openagent's hooks pass and read.
 
-openagent's hooks (`openagent.hooks`) take and return plain dicts; these `TypedDict`s name their keys for
+openagent's hooks (`openagent._hooks`) take and return plain dicts; these `TypedDict`s name their keys for
 type checkers, as the SDK does (``async def hook(input_data: HookInput, tool_use_id, context) ->
 HookJSONOutput``). Nothing here changes behaviour.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-from ...hooks import HookContext
+from ..._hooks import HookContext
 
 __all__ = [
     "AsyncHookJSONOutput", "BackgroundTaskSummary", "BaseHookInput", "CwdChangedHookSpecificOutput",

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError
-from ...hooks import HookMatcher
-from ...options import AgentOptions
-from ...permissions import PermissionResultDeny, ToolPermissionContext, rule_matches
+from ..._errors import ConfigError
+from ..._hooks import HookMatcher
+from ..._options import AgentOptions
+from ..._permissions import PermissionResultDeny, ToolPermissionContext, rule_matches
 
 __all__ = ["CLI_ONLY", "AgentDefinition", "ClaudeAgentOptions", "IgnoredOptionWarning", "to_agent_options"]
 
@@ -161,7 +161,7 @@ def _ask_hook(can_use_tool: Any, options: ClaudeAgentOptions) -> Any:
 
 def _tools(value: Any) -> list[Any]:
     """``None`` (Claude's default) and the ``claude_code`` preset: every installed tool; else those named."""
-    from ...plugins import registry
+    from ..._plugins import registry
 
     installed = registry().tools
     if value is None or isinstance(value, Mapping):

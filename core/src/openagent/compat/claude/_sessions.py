@@ -1,4 +1,4 @@
-"""The SDK's session functions over `openagent.sessions`.
+"""The SDK's session functions over `openagent._sessions`.
 
 The plain functions (``list_sessions``, ``get_session_messages``, ``fork_session`` …) are synchronous, as in
 the SDK, and read openagent's default store (JSONL files per project); the ``*_from_store`` /
@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import anyio
 
+from ... import _sessions as core
 from ... import _transcripts as transcripts
-from ... import sessions as core
-from ...errors import SessionError
+from ..._errors import SessionError
 from .types import SDKSessionInfo, SessionKey, SessionMessage, SessionStore, SessionSummaryEntry
 
 __all__ = [

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Required, TypeAlias, TypedDict
 
-from ...hooks import HookContext
-from ...hooks import HookMatcher as _HookMatcher
-from ...permissions import (
+from ..._hooks import HookContext
+from ..._hooks import HookMatcher as _HookMatcher
+from ..._permissions import (
     CanUseTool,
     PermissionMode,
     PermissionResult,
@@ -23,10 +23,10 @@ from ...permissions import (
     PermissionUpdate,
     ToolPermissionContext,
 )
-from ...sessions import MemorySessionStore as InMemorySessionStore
-from ...sessions import SessionKey
-from ...sessions import SessionListEntry as SessionStoreListEntry
-from ...types import (
+from ..._sessions import MemorySessionStore as InMemorySessionStore
+from ..._sessions import SessionKey
+from ..._sessions import SessionListEntry as SessionStoreListEntry
+from ..._types import (
     AssistantMessage,
     ContentBlock,
     HookEventMessage,
@@ -105,7 +105,7 @@ ServerToolName: TypeAlias = Literal[
 
 @dataclass
 class ServerToolUseBlock:
-    """A tool the API ran server-side (openagent keeps these as `openagent.types.RawBlock`)."""
+    """A tool the API ran server-side (openagent keeps these as `openagent._types.RawBlock`)."""
 
     id: str
     name: ServerToolName
@@ -114,7 +114,7 @@ class ServerToolUseBlock:
 
 @dataclass
 class ServerToolResultBlock:
-    """The result of a server-side tool call (openagent keeps these as `openagent.types.RawBlock`)."""
+    """The result of a server-side tool call (openagent keeps these as `openagent._types.RawBlock`)."""
 
     tool_use_id: str
     content: dict[str, Any]

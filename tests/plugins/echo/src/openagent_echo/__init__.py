@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 
 from openagent import hookimpl
-from openagent.models import ModelEvent, ModelRequest, Stop, TextDelta
+from openagent._models import ModelEvent, ModelRequest, Stop, TextDelta
 
 __all__ = ["EchoProvider"]
 

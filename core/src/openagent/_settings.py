@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .options import AgentDefinition
-from .tools import Tool, tool
+from ._options import AgentDefinition
+from ._tools import Tool, tool
 
 __all__ = ["Command", "ProjectSettings", "Skill", "load_settings"]
 
@@ -271,7 +271,7 @@ def _project_folders(cwd: Path) -> list[Path]:
 
 
 def _plugin_skills(settings: ProjectSettings) -> None:
-    from .plugins import registry
+    from ._plugins import registry
 
     for name, (description, body) in registry().skills.items():
         settings.skills[name] = Skill(name, description, Path("<plugin>") / name / "SKILL.md", body)

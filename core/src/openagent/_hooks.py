@@ -42,7 +42,7 @@ from typing import Any, Literal, TypeAlias, get_args
 
 import anyio
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
 __all__ = [
     "HOOK_EVENTS",

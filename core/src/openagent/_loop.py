@@ -21,8 +21,14 @@ from typing import Any, TypeVar
 import anyio
 
 from ._checkpoints import FileCheckpoints
+from ._compaction import Compaction, compact
+from ._errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError
+from ._hooks import observe_hooks, run_hooks
+from ._models import ModelEvent, ModelRequest, Provider
+from ._options import AgentOptions
 from ._reader import EventReader
 from ._runtime import MIN_CONTEXT_WINDOW, Inherited, open_runtime, prepare
+from ._sessions import entry_for
 from ._steps import (
     Finish,
     FollowUp,
@@ -45,13 +51,7 @@ from ._steps import (
 from ._toolcall import ToolCallResult, tool_call
 from ._transcripts import restore
 from ._turn import TurnBuilder
-from .compaction import Compaction, compact
-from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError
-from .hooks import observe_hooks, run_hooks
-from .models import ModelEvent, ModelRequest, Provider
-from .options import AgentOptions
-from .sessions import entry_for
-from .types import (
+from ._types import (
     AssistantMessage,
     Message,
     StreamEvent,

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from .loop import Conversation
-from .options import AgentOptions
-from .types import AssistantMessage, Message, ResultMessage, TextBlock, Usage
+from ._loop import Conversation
+from ._options import AgentOptions
+from ._types import AssistantMessage, Message, ResultMessage, TextBlock, Usage
 
 __all__ = ["MessageStream", "RunResult", "query", "run", "run_sync"]
 
@@ -117,7 +117,7 @@ def query(
             ``$OPENAGENT_MODEL``.
 
     Raises:
-        openagent.errors.ProviderError: After the error `ResultMessage` was yielded, when the model
+        openagent._errors.ProviderError: After the error `ResultMessage` was yielded, when the model
             endpoint failed.
     """
     return MessageStream(_query(prompt, Conversation(options or AgentOptions())))

@@ -23,13 +23,13 @@ from typing import Any
 
 import anyio
 
+from ._errors import ToolError
+from ._hooks import HookMatcher, run_hooks
+from ._loop import Conversation
+from ._options import AgentDefinition, AgentOptions
 from ._runtime import Inherited, merged_hooks
-from .errors import ToolError
-from .hooks import HookMatcher, run_hooks
-from .loop import Conversation
-from .options import AgentDefinition, AgentOptions
-from .tools import Tool, ToolContext, tool
-from .types import (
+from ._tools import Tool, ToolContext, tool
+from ._types import (
     AssistantMessage,
     ResultMessage,
     TextBlock,

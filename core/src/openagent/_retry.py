@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
-from .errors import ProviderError
+from ._errors import ProviderError
 
 __all__ = ["NoRetry", "RetryPolicy", "StaminaRetry"]
 

@@ -20,9 +20,9 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from .errors import ConfigError, ToolError
-from .models import ToolSpec
-from .types import ToolResultBlock
+from ._errors import ConfigError, ToolError
+from ._models import ToolSpec
+from ._types import ToolResultBlock
 
 __all__ = [
     "SdkMcpServer",

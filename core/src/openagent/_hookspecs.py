@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 
 if TYPE_CHECKING:
-    from .hooks import HookEvent, HookMatcher
-    from .models import ModelProfileSource, ProviderFactory
-    from .options import AgentOptions
-    from .retry import RetryPolicy
-    from .sessions import SessionStore
-    from .tools import Tool, Toolset
+    from ._hooks import HookEvent, HookMatcher
+    from ._models import ModelProfileSource, ProviderFactory
+    from ._options import AgentOptions
+    from ._retry import RetryPolicy
+    from ._sessions import SessionStore
+    from ._tools import Tool, Toolset
 
 __all__ = [
     "RegisterHook",

@@ -10,12 +10,12 @@ from typing import Any, Literal, TypeAlias
 
 import anyio
 
+from ._errors import ConfigError
+from ._loop import Conversation
+from ._options import AgentOptions
+from ._query import MessageStream, messages_of
 from ._reports import context_usage, server_info
-from .errors import ConfigError
-from .loop import Conversation
-from .options import AgentOptions
-from .query import MessageStream, messages_of
-from .types import AssistantMessage, Message, ResultMessage, SystemMessage, Usage, UserMessage
+from ._types import AssistantMessage, Message, ResultMessage, SystemMessage, Usage, UserMessage
 
 __all__ = ["Client", "ClientStatus"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, fields
 from dataclasses import replace as _replace
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from .errors import ConfigError
-from .types import AssistantMessage, TextBlock, Usage, UserMessage, json_adapter
+from ._errors import ConfigError
+from ._types import AssistantMessage, TextBlock, Usage, UserMessage, json_adapter
 
 __all__ = [
     "ModelEvent",
@@ -262,7 +262,7 @@ class ProviderProfile:
 class Provider(Protocol):
     """A model endpoint: turns a request into a stream of events.
 
-    Implementations raise `openagent.errors.ProviderError` subclasses for every failure (HTTP errors,
+    Implementations raise `openagent._errors.ProviderError` subclasses for every failure (HTTP errors,
     malformed streams); the loop applies the retry policy and never sees vendor exceptions. Optional, used
     when present: ``profile`` (a `ProviderProfile`), ``async model_profile() -> ModelProfile | None`` (what
     the server reports about the model, e.g. its context window; asked at most once per provider, and only

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .models import ModelProfile, ModelRequest, Provider, Stop, TextDelta
-from .types import (
+from ._models import ModelProfile, ModelRequest, Provider, Stop, TextDelta
+from ._types import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

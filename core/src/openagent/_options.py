@@ -14,16 +14,16 @@ from dataclasses import replace as _replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
 if TYPE_CHECKING:
-    from .compaction import Compaction
-    from .hooks import HookMatcher
-    from .models import ModelProfile, Provider
-    from .permissions import CanUseTool, PermissionMode
-    from .retry import RetryPolicy
-    from .sessions import SessionStore
-    from .tools import Tool
+    from ._compaction import Compaction
+    from ._hooks import HookMatcher
+    from ._models import ModelProfile, Provider
+    from ._permissions import CanUseTool, PermissionMode
+    from ._retry import RetryPolicy
+    from ._sessions import SessionStore
+    from ._tools import Tool
 
 __all__ = ["AgentDefinition", "AgentOptions"]
 
@@ -118,7 +118,7 @@ class AgentOptions:
     """MCP servers in the Claude format (needs ``openagent[mcp]``)."""
     setting_sources: Sequence[str] = ()
     """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
-    `openagent.settings`)."""
+    `openagent._settings`)."""
     trust_project: bool = True
     """Whether the project's permission rules (``.claude/settings.local.json`` …) may widen what runs;
     ``False`` still loads its memory files, skills, commands and agents, and reports the rules it skipped."""
@@ -169,7 +169,7 @@ class AgentDefinition:
 
 
 def _compaction() -> Compaction:
-    from .compaction import Compaction
+    from ._compaction import Compaction
 
     return Compaction()
 

@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
 if TYPE_CHECKING:
     import pluggy
 
-    from .models import ModelProfileSource, Provider, ProviderFactory
-    from .retry import RetryPolicy
-    from .sessions import SessionStore
-    from .tools import Tool
+    from ._models import ModelProfileSource, Provider, ProviderFactory
+    from ._retry import RetryPolicy
+    from ._sessions import SessionStore
+    from ._tools import Tool
 
 __all__ = [
     "BUILTIN",
@@ -109,7 +109,7 @@ class Registry:
         if kind == "provider":
             if not isinstance(spec, str):
                 return spec
-            from .models import split_model
+            from ._models import split_model
 
             name, model = split_model(spec)
             return self.provider_factory(name)(model, **factory)
@@ -125,7 +125,7 @@ class Registry:
         raise ConfigError(f"nothing resolves {kind!r}; kinds: provider, tool, session_store, retry_policy")
 
     def _tool(self, spec: Any) -> Tool:
-        from .tools import coerce_tool
+        from ._tools import coerce_tool
 
         if not isinstance(spec, str):
             return coerce_tool(spec)
@@ -208,7 +208,7 @@ class Registry:
         info.model_profiles += 1
 
     def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool]) -> None:
-        from .tools import Tool
+        from ._tools import Tool
 
         for tool in [tools] if isinstance(tools, Tool) else list(tools):
             self._add(info, "tools", [tool.name], tool)
@@ -218,7 +218,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     """A fresh plugin manager with openagent's hook specifications (no plugins registered)."""
     import pluggy  # lazily, with the entry-point scan: `import openagent` needs neither
 
-    from . import hookspecs
+    from . import _hookspecs as hookspecs
 
     manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
     manager.add_hookspecs(hookspecs)
@@ -304,7 +304,7 @@ def resolve(kind: str, spec: Any, **factory: Any) -> Any:
     if spec is None or isinstance(spec, str):
         return registry().resolve(kind, spec, **factory)  # type: ignore[call-overload]
     if kind == "tool":
-        from .tools import coerce_tool
+        from ._tools import coerce_tool
 
         return coerce_tool(spec)
     return spec

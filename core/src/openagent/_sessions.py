@@ -29,8 +29,8 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
-from .errors import SessionError
-from .types import AssistantMessage, Message, UserMessage, json_adapter
+from ._errors import SessionError
+from ._types import AssistantMessage, Message, UserMessage, json_adapter
 
 __all__ = [
     "JSONLSessionStore",
@@ -205,6 +205,7 @@ class JSONLSessionStore:
         self._seen: dict[Path, set[str]] = {}
         self._open: dict[Path, int] = {}  # the files of recently written sessions, oldest first
         self._dirs: set[Path] = set()  # directories known to exist
+        self._closed = False
         self._last: tuple[tuple[str, str, str | None] | None, Path] = (None, self.root)
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
@@ -220,26 +221,37 @@ class JSONLSessionStore:
         return path
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
-        """Append ``entries``, skipping uuids already stored."""
+        """Append ``entries``, skipping uuids already stored (or repeated in the batch)."""
+        self._check_open()
         path = self._path(key)
-        seen = self._seen.get(path)
-        if seen is None:
-            if path.parent not in self._dirs:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._dirs.add(path.parent)
-            seen = self._seen[path] = {e["uuid"] for e in self._read(path) or [] if "uuid" in e}
-        fresh = [(uuid, text) for uuid, text in encode_entries(entries) if uuid is None or uuid not in seen]
-        if not fresh:
-            return
-        data = "".join(text + "\n" for _, text in fresh).encode()
+        encoded = encode_entries(entries)
         try:
+            seen = self._seen.get(path)
+            if seen is None:
+                if path.parent not in self._dirs:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    self._dirs.add(path.parent)
+                seen = self._seen[path] = {e["uuid"] for e in self._read(path) or [] if "uuid" in e}
+            fresh, batch = [], set()
+            for uuid, text in encoded:
+                if uuid is None or (uuid not in seen and uuid not in batch):
+                    fresh.append(text)
+                    batch.add(uuid)
+            if not fresh:
+                return
+            data = "".join(text + "\n" for text in fresh).encode()
             if self.durability == "fsync":
                 await anyio.to_thread.run_sync(self._write_synced, path, data)
             else:
                 _append(self._file(path), data)
-        except OSError as exc:
-            raise SessionError(f"cannot write session file {path}: {exc}") from exc
-        seen.update(uuid for uuid, _ in fresh if uuid is not None)
+        except (OSError, SessionError) as exc:
+            where = f"{key['project_key']}/{key['session_id']}"
+            raise SessionError(f"could not append to {where}: session file {path}: {exc}") from exc
+        seen.update(uuid for uuid in batch if uuid is not None)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionError(f"the session store at {self.root} is closed")
 
     def _file(self, path: Path) -> int:
         """The session file, kept open between appends (opening it for every message cost more than the
@@ -275,7 +287,12 @@ class JSONLSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry of the session, in order; ``None`` when it was never written."""
-        return self._read(self._path(key))
+        self._check_open()
+        try:
+            return self._read(self._path(key))
+        except SessionError as exc:
+            where = f"{key['project_key']}/{key['session_id']}"
+            raise SessionError(f"could not load {where}: {exc}") from exc
 
     def _read(self, path: Path) -> list[dict[str, Any]] | None:
         try:
@@ -305,12 +322,15 @@ class JSONLSessionStore:
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """Sessions of a project with their last modification time (epoch ms)."""
+        self._check_open()
         folder = self.root / project_key
-        if not folder.is_dir():
+        try:
+            found = [p for p in folder.iterdir() if p.suffix == ".jsonl"]
+        except FileNotFoundError:
             return []
-        return [
-            {"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in folder.glob("*.jsonl")
-        ]
+        except OSError as exc:  # the root is a file, unreadable …
+            raise SessionError(f"could not list the sessions of {project_key}: {exc}") from exc
+        return [{"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in found]
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
@@ -329,8 +349,15 @@ class JSONLSessionStore:
         folder = self.root / key["project_key"] / key["session_id"]
         return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
 
+    async def __aenter__(self) -> JSONLSessionStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
-        """Close the files kept open and forget cached state."""
+        """Close the files kept open and forget cached state; the store is not used after this."""
+        self._closed = True
         self._seen.clear()
         for path in list(self._open):
             self._close(path)

@@ -1,0 +1,249 @@
+"""Everything a plugin author needs, in one module: ``from openagent.plugin import …``.
+
+Agents are written against `openagent`; plugins against this module (and `openagent` for the message and
+tool types both kinds of code share). Every other module of the package is private.
+
+- Registering: `hookimpl`, the typed ``Register…`` arguments of the hooks, `resolve` (what an option
+  names: a provider, a tool, a session store, a retry policy), `registry` and `list_plugins`.
+- Providers: `ModelRequest`, `ToolSpec`, the events a stream yields (`ModelEvent`: `TextDelta`,
+  `ThinkingDelta`, `ToolCallStart`, `ToolCallDelta`, `RawContent`, `Usage`, `Stop`), `Provider`,
+  `ProviderProfile` (an endpoint) and `ModelProfile` (a model), the errors to raise and `error_for_status`,
+  the server-sent-events decoder (`SSEDecoder`, `aiter_sse`, `json_data`), and the provider contract suite
+  (`ProviderContract`, imported lazily: it needs pytest).
+- Session stores: the `SessionStore` protocol, `SessionKey`, `SessionListEntry`, `encode_entries`,
+  `require_asyncio`, `project_key_for`, and the store contract suite (`SessionStoreContract`, lazily).
+- Tools: `Toolset` (tools behind a connection, made per run), `SdkMcpServer`, `create_sdk_mcp_server`.
+- Steps, for engines that run an agent step by step (durable workflows): `Runtime` (`prepare_runtime`,
+  `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
+  `submit`, `prepare_request`, `model_turn`, `count_turn`, `decide`, `tool_call`, `tool_results`,
+  `after_tools`, `turn_limit`, `result_message`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._errors import (
+    AuthenticationError,
+    BadRequestError,
+    ConfigError,
+    ContextWindowExceededError,
+    OpenAgentError,
+    PluginError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
+    SessionError,
+    StreamError,
+    ToolError,
+    error_for_status,
+)
+from ._models import (
+    ModelEvent,
+    ModelProfile,
+    ModelProfileSource,
+    ModelRequest,
+    Provider,
+    ProviderFactory,
+    ProviderProfile,
+    RawContent,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    ToolSpec,
+    split_model,
+)
+from ._permissions import PermissionMode
+from ._sessions import (
+    SessionKey,
+    SessionListEntry,
+    SessionStore,
+    encode_entries,
+    project_key_for,
+    require_asyncio,
+)
+from ._sse import ServerSentEvent, SSEDecoder, aiter_sse, json_data
+from ._tools import SdkMcpServer, Toolset, create_sdk_mcp_server
+from ._types import RawBlock, Usage
+
+if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps the whole loop
+    from ._contract import ProviderContract
+    from ._hookspecs import (
+        RegisterHook,
+        RegisterModelProfiles,
+        RegisterProvider,
+        RegisterRetryPolicy,
+        RegisterSessionStore,
+        RegisterSkill,
+        RegisterTools,
+        RegisterToolset,
+        hookimpl,
+    )
+    from ._plugins import PluginInfo, Registry, list_plugins, registry, resolve
+    from ._runtime import Runtime, open_runtime
+    from ._runtime import prepare as prepare_runtime
+    from ._steps import (
+        Finish,
+        FollowUp,
+        Outcome,
+        Pause,
+        RunState,
+        RunTools,
+        after_tools,
+        count_turn,
+        decide,
+        model_turn,
+        new_state,
+        prepare_request,
+        result_message,
+        submit,
+        tool_results,
+        turn_limit,
+    )
+    from ._store_contract import SessionStoreContract
+    from ._toolcall import ToolCallResult, ToolEnv, tool_call
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "ConfigError",
+    "ContextWindowExceededError",
+    "Finish",
+    "FollowUp",
+    "ModelEvent",
+    "ModelProfile",
+    "ModelProfileSource",
+    "ModelRequest",
+    "OpenAgentError",
+    "Outcome",
+    "Pause",
+    "PermissionMode",
+    "PluginError",
+    "PluginInfo",
+    "Provider",
+    "ProviderConnectionError",
+    "ProviderContract",
+    "ProviderError",
+    "ProviderFactory",
+    "ProviderProfile",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "RawBlock",
+    "RawContent",
+    "RegisterHook",
+    "RegisterModelProfiles",
+    "RegisterProvider",
+    "RegisterRetryPolicy",
+    "RegisterSessionStore",
+    "RegisterSkill",
+    "RegisterTools",
+    "RegisterToolset",
+    "Registry",
+    "RunState",
+    "RunTools",
+    "Runtime",
+    "SSEDecoder",
+    "SdkMcpServer",
+    "ServerError",
+    "ServerSentEvent",
+    "SessionError",
+    "SessionKey",
+    "SessionListEntry",
+    "SessionStore",
+    "SessionStoreContract",
+    "Stop",
+    "StreamError",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolCallResult",
+    "ToolCallStart",
+    "ToolEnv",
+    "ToolError",
+    "ToolSpec",
+    "Toolset",
+    "Usage",
+    "after_tools",
+    "aiter_sse",
+    "count_turn",
+    "create_sdk_mcp_server",
+    "decide",
+    "encode_entries",
+    "error_for_status",
+    "hookimpl",
+    "json_data",
+    "list_plugins",
+    "model_turn",
+    "new_state",
+    "open_runtime",
+    "prepare_request",
+    "prepare_runtime",
+    "project_key_for",
+    "registry",
+    "require_asyncio",
+    "resolve",
+    "result_message",
+    "split_model",
+    "submit",
+    "tool_call",
+    "tool_results",
+    "turn_limit",
+]
+
+_LAZY = {
+    "ProviderContract": "._contract",
+    "SessionStoreContract": "._store_contract",
+    **dict.fromkeys(
+        [
+            "RegisterHook",
+            "RegisterModelProfiles",
+            "RegisterProvider",
+            "RegisterRetryPolicy",
+            "RegisterSessionStore",
+            "RegisterSkill",
+            "RegisterTools",
+            "RegisterToolset",
+            "hookimpl",
+        ],
+        "._hookspecs",
+    ),  # fmt: skip
+    **dict.fromkeys(["PluginInfo", "Registry", "list_plugins", "registry", "resolve"], "._plugins"),
+    **dict.fromkeys(["Runtime", "open_runtime"], "._runtime"),
+    **dict.fromkeys(
+        [
+            "Finish",
+            "FollowUp",
+            "Outcome",
+            "Pause",
+            "RunState",
+            "RunTools",
+            "after_tools",
+            "count_turn",
+            "decide",
+            "model_turn",
+            "new_state",
+            "prepare_request",
+            "result_message",
+            "submit",
+            "tool_results",
+            "turn_limit",
+        ],
+        "._steps",
+    ),  # fmt: skip
+    **dict.fromkeys(["ToolCallResult", "ToolEnv", "tool_call"], "._toolcall"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names that import pluggy, pytest or the loop, on first use (a provider plugin needs none)."""
+    import importlib
+
+    if name == "prepare_runtime":
+        return importlib.import_module("._runtime", __package__).prepare
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __package__), name)
+    raise AttributeError(f"module 'openagent.plugin' has no attribute {name!r}")

@@ -9,9 +9,16 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._policy import path_arguments
 from .hooks import HookEvent, HookOutcome, run_hooks
-from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
-from .tools import ToolContext
+from .permissions import (
+    PathPolicy,
+    PermissionResult,
+    PermissionResultDeny,
+    ToolPermissionContext,
+    check_permission,
+)
+from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
 if TYPE_CHECKING:
@@ -25,7 +32,7 @@ async def _decide(
     call_id: str,
     name: str,
     arguments: dict[str, Any],
-    requires_permission: bool,
+    found: Tool,
     pre: HookOutcome,
 ) -> PermissionResult:
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
@@ -39,7 +46,7 @@ async def _decide(
     return await check_permission(
         name,
         arguments,
-        requires_permission=requires_permission,
+        requires_permission=found.requires_permission,
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,
@@ -50,6 +57,7 @@ async def _decide(
         context=ToolPermissionContext(tool_use_id=call_id),
         cwd=conversation.cwd,
         on_ask=notify,
+        paths=path_arguments(found.paths, found.is_read_only, arguments),
     )
 
 
@@ -77,7 +85,7 @@ async def run_tool_call(
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
 
-    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
+    decision = await _decide(conversation, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
@@ -90,6 +98,13 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
+        policy=PathPolicy(
+            conversation.cwd.absolute(),
+            conversation.allowed,
+            conversation.disallowed,
+            conversation.ask,
+            opts.permission_mode,
+        ),
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"

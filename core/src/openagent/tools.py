@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -23,6 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
+
+if TYPE_CHECKING:
+    from ._policy import Access
+    from .permissions import PathPolicy
 
 __all__ = [
     "SdkMcpServer",
@@ -55,6 +59,8 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    policy: PathPolicy | None = None
+    """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
 
 
 @runtime_checkable
@@ -98,6 +104,10 @@ class Tool:
     style: str = "kwargs"
     """``kwargs``: the handler takes the arguments as keyword arguments; ``args``: one dict (Claude form)."""
     context_param: str | None = field(default=None, repr=False)
+    paths: Mapping[str, Access] | None = None
+    """Arguments that are paths and how the tool uses them (``{"file_path": "read"}``; ``write``, or
+    ``edit`` for both), so path rules and protected places apply to it; ``None``: the usual names
+    (``path``, ``file_path`` …) are taken as paths, ``{}``: the tool touches no file."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -299,6 +309,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -312,6 +323,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a function.
 
@@ -326,12 +338,14 @@ def tool(
         max_result_chars: Longer results are truncated with a notice.
         is_read_only: The tool changes nothing.
         requires_permission: Deny it unless a rule, a mode or ``can_use_tool`` allows it.
+        paths: Which arguments are paths it reads, writes or edits (see `Tool.paths`).
     """
     settings: dict[str, Any] = {
         "timeout": timeout,
         "max_result_chars": max_result_chars,
         "is_read_only": is_read_only,
         "requires_permission": requires_permission,
+        "paths": paths,
     }
     if callable(func_or_name):
         return _from_function(func_or_name, None, None, **settings)

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, ru
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
 try:
     import fcntl
@@ -27,13 +27,23 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
 from .errors import SessionError
-from .types import AssistantMessage, Message, UserMessage, parse_message
+from .types import (
+    AssistantMessage,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    UserMessage,
+    parse_message,
+)
 
 __all__ = [
     "JSONLSessionStore",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
+    "check_key",
+    "check_session_id",
     "delete_session",
     "entry_for",
     "fork_session",
@@ -98,12 +108,56 @@ def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]
         if uuid is not None and not isinstance(uuid, str):
             raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
         try:
-            encoded.append(
-                (uuid, json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
-            )
-        except (TypeError, ValueError) as exc:
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            if not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: escaped, it round-trips exactly
+                    text = json.dumps(entry, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError) as exc:
             raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
+        encoded.append((uuid, text))
     return encoded
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+
+
+def check_session_id(session_id: object, what: str = "session id") -> str:
+    """``session_id`` when it is a valid id: letters, digits, ``.``, ``_`` and ``-`` (at most 128, not
+    starting with a dot), as uuids are; ids reach file names and store keys, so nothing else is accepted.
+
+    Raises:
+        SessionError: Anything else (``../x``, an empty string, a path, a non-string), naming it.
+    """  # noqa: D205
+    if isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id):
+        return session_id
+    raise SessionError(
+        f"invalid {what} {session_id!r}: use letters, digits, '.', '_' and '-' (at most 128 characters, "
+        "not starting with '.'), as uuid4 strings are"
+    )
+
+
+def check_key(key: object) -> SessionKey:
+    """``key`` when a store can use it: ``project_key`` and ``session_id`` non-empty strings, ``subpath`` a
+    string, none with a NUL character or over 1,024 characters (stores call this on every key).
+
+    Raises:
+        SessionError: The key is not such a mapping.
+    """  # noqa: D205
+    if not isinstance(key, dict):
+        raise SessionError(f"a session key must be a dict with project_key and session_id, got {key!r}")
+    for name in ("project_key", "session_id", "subpath"):
+        value = key.get(name, "x" if name == "subpath" else None)
+        if (
+            not isinstance(value, str)
+            or not value
+            and name != "subpath"
+            or "\x00" in value
+            or len(value) > 1024
+        ):
+            raise SessionError(f"invalid {name} in session key {key!r}")
+    return key  # type: ignore[return-value]
 
 
 def require_asyncio(store: object, driver: str) -> None:
@@ -136,22 +190,93 @@ def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage 
     """Rebuild the model's message history from a transcript, exactly as the original run sent it.
 
     Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it; a
-    compaction entry restarts the history from the compacted one it carries.
+    compaction entry restarts the history from the compacted one it carries. An entry that is not a valid
+    message is skipped with a warning, and every tool call is left answered (`_paired`).
     """
+    entries = [e for e in entries if isinstance(e, dict)]
     start, history = 0, []
     for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
-        if entries[index].get("type") == "system" and "history" in entries[index]:
+        if entries[index].get("type") == "system" and isinstance(entries[index].get("history"), list):
             start, history = index + 1, list(entries[index]["history"])
             break
     history += [
         e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
     ]
-    return [  # validated in one call: a 10,000-message resume is dominated by this
-        m
-        for m in _history_adapter().validate_python(history)
-        if not m.parent_tool_use_id
-        and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
-    ]
+    return _paired(
+        [
+            m
+            for m in _validated(history)
+            if not m.parent_tool_use_id
+            and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
+        ]
+    )
+
+
+def _validated(history: list[Any]) -> list[UserMessage | AssistantMessage]:
+    """The messages validated in one call (a 10,000-message resume is dominated by this); when one is
+    invalid, one by one, skipping and reporting the invalid ones.
+    """  # noqa: D205
+    adapter = _history_adapter()
+    try:
+        return adapter.validate_python(history)
+    except ValidationError:
+        pass
+    kept: list[UserMessage | AssistantMessage] = []
+    for position, raw in enumerate(history):
+        try:
+            kept += adapter.validate_python([raw])
+        except ValidationError as exc:
+            logger.warning("skipped message %d of the session: not a valid message (%s)", position, exc)
+    return kept
+
+
+UNFINISHED_CALL = (
+    "The run stopped before this tool call finished, so its result was lost: it may or may not have taken "
+    "effect. Check before repeating it."
+)
+"""The error result a resumed session gets for a tool call that was never answered."""
+
+
+def _paired(history: list[UserMessage | AssistantMessage]) -> list[UserMessage | AssistantMessage]:
+    """Every tool call followed by its result and every result by its call, as every provider requires.
+
+    A run killed during a tool call leaves a call without a result: it gets an error result
+    (`UNFINISHED_CALL`). A result whose call is gone (a skipped line) is dropped.
+    """
+    out: list[UserMessage | AssistantMessage] = []
+    waiting: list[str] = []  # ids of the calls of the last assistant message, not yet answered
+    for message in history:
+        if isinstance(message, AssistantMessage):
+            if waiting:
+                out.append(_unfinished(waiting))
+            out.append(message)
+            waiting = [b.id for b in message.content if isinstance(b, ToolUseBlock | ToolUseError)]
+            continue
+        content = message.content if isinstance(message.content, list) else None
+        if content is not None and any(isinstance(b, ToolResultBlock) for b in content):
+            kept = [b for b in content if not isinstance(b, ToolResultBlock) or b.tool_use_id in waiting]
+            answered = {b.tool_use_id for b in kept if isinstance(b, ToolResultBlock)}
+            missing = _unfinished([i for i in waiting if i not in answered]).content if waiting else []
+            fixed = [*missing, *kept] if isinstance(missing, list) else kept
+            if fixed != content:
+                message = message.model_copy(update={"content": fixed})
+            waiting = []
+            if fixed:
+                out.append(message)
+            continue
+        if waiting:
+            out.append(_unfinished(waiting))
+            waiting = []
+        out.append(message)
+    if waiting:
+        out.append(_unfinished(waiting))
+    return out
+
+
+def _unfinished(ids: list[str]) -> UserMessage:
+    return UserMessage(
+        content=[ToolResultBlock(tool_use_id=i, content=UNFINISHED_CALL, is_error=True) for i in ids]
+    )
 
 
 _HISTORY: TypeAdapter[list[UserMessage | AssistantMessage]] | None = None
@@ -162,6 +287,23 @@ def _history_adapter() -> TypeAdapter[list[UserMessage | AssistantMessage]]:
     if _HISTORY is None:
         _HISTORY = TypeAdapter(list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]])
     return _HISTORY
+
+
+def _file_name(value: str) -> str:
+    """A file name for any key part: characters other than letters, digits, ``_.-~`` percent-encoded, and a
+    leading dot too, so no id names a parent folder, a hidden file or a path, and two ids never share one.
+    Plain ids (uuids) are their own file name.
+    """  # noqa: D205
+    from urllib.parse import quote
+
+    name = quote(value, safe="") or "%00"
+    return "%2E" + name[1:] if name.startswith(".") else name
+
+
+def _id_of(file_name: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(file_name)
 
 
 def _default_root() -> Path:
@@ -188,9 +330,15 @@ class JSONLSessionStore:
         """Problems met while loading (torn or corrupt lines), newest last."""
 
     def _path(self, key: SessionKey) -> Path:
-        base = self.root / key["project_key"] / key["session_id"]
+        """The file of a transcript: every part of the key a file name of its own (`_file_name`)."""
+        check_key(key)
+        folder = self.root / _file_name(key["project_key"])
+        name = _file_name(key["session_id"])
         subpath = key.get("subpath")
-        return base / f"{subpath}.jsonl" if subpath else base.with_suffix(".jsonl")
+        if not subpath:
+            return folder / f"{name}.jsonl"
+        *inner, last = [_file_name(part) for part in subpath.split("/")]
+        return folder.joinpath(name, *inner, f"{last}.jsonl")
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Append ``entries``, skipping uuids already stored."""
@@ -215,10 +363,14 @@ class JSONLSessionStore:
     @staticmethod
     def _write(path: Path, data: str, fsync: bool) -> None:
         """Append under an exclusive lock on ``<session>.lock``: writers never interleave lines."""
-        with path.with_suffix(".lock").open("a") as lock, path.open("a", encoding="utf-8") as fh:
+        with path.with_suffix(".lock").open("a") as lock, path.open("a+b") as fh:
             if fcntl is not None:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            fh.write(data)
+            if fh.seek(0, os.SEEK_END):  # after a torn last line, start on a line of our own
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    data = "\n" + data
+            fh.write(data.encode("utf-8"))
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
@@ -236,30 +388,42 @@ class JSONLSessionStore:
             raise SessionError(f"cannot read session file {path}: {exc}") from exc
         lines = raw.split(b"\n")
         try:  # the common case, a whole file, in one call
-            return list(json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]"))
+            entries = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
+            if all(type(e) is dict for e in entries):
+                return list(entries)
         except ValueError:
             pass
-        entries: list[dict[str, Any]] = []
+        entries = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                entries.append(json.loads(line))
-            except ValueError:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):
                 torn = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
-                what = "torn last line (an interrupted write)" if torn else "corrupt line"
-                message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
-                self.warnings.append(message)
-                logger.warning("%s", message)
+                self._skipped(
+                    path, number, line, "torn last line (an interrupted write)" if torn else "corrupt line"
+                )
+                continue
+            if type(entry) is dict:
+                entries.append(entry)
+            else:
+                self._skipped(path, number, line, f"line that is a JSON {type(entry).__name__}, not an entry")
         return entries
+
+    def _skipped(self, path: Path, number: int, line: bytes, what: str) -> None:
+        message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
+        self.warnings.append(message)
+        logger.warning("%s", message)
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """Sessions of a project with their last modification time (epoch ms)."""
-        folder = self.root / project_key
+        folder = self.root / _file_name(project_key)
         if not folder.is_dir():
             return []
         return [
-            {"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in folder.glob("*.jsonl")
+            {"session_id": _id_of(p.stem), "mtime": int(p.stat().st_mtime * 1000)}
+            for p in folder.glob("*.jsonl")
         ]
 
     async def delete(self, key: SessionKey) -> None:
@@ -275,8 +439,11 @@ class JSONLSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths stored under a session (subagent transcripts)."""
-        folder = self.root / key["project_key"] / key["session_id"]
-        return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
+        folder = self._path({**key, "subpath": ""}).with_suffix("")
+        return sorted(
+            "/".join(_id_of(part) for part in p.relative_to(folder).with_suffix("").parts)
+            for p in folder.rglob("*.jsonl")
+        )
 
     async def aclose(self) -> None:
         """Forget cached state (files are closed after every append)."""
@@ -304,7 +471,7 @@ class _Scope:
         self.store = open_store(store)
 
     def key(self, session_id: str) -> SessionKey:
-        return {"project_key": self.project, "session_id": session_id}
+        return {"project_key": self.project, "session_id": check_session_id(session_id)}
 
     async def __aenter__(self) -> _Scope:
         return self
@@ -334,7 +501,16 @@ async def get_session_messages(
         entries = await scope.store.load(scope.key(session_id))
     if entries is None:
         raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
-    return [parse_message(e["message"]) for e in entries if "message" in e]
+    messages: list[Message] = []
+    for position, entry in enumerate(entries):
+        try:
+            if isinstance(entry, dict) and "message" in entry:
+                messages.append(parse_message(entry["message"]))
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            logger.warning(
+                "skipped entry %d of session %s: not a valid message (%s)", position, session_id, exc
+            )
+    return messages
 
 
 async def fork_session(
@@ -369,7 +545,8 @@ async def restore(
     ``continue_conversation`` and ``fork_session`` (a fork copies the transcript under ``session_id``).
     """  # noqa: D205
     project = project_key_for(cwd)
-    source = options.resume
+    session_id = check_session_id(session_id)
+    source = None if options.resume is None else check_session_id(options.resume, "resume id")
     if source is None and options.continue_conversation and hasattr(store, "list_sessions"):
         sessions = await store.list_sessions(project)
         source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None

@@ -120,22 +120,25 @@ class Tool:
         """Validate ``arguments``, run the handler, and return its result (errors become error results)."""
         if self.handler is None:
             raise ToolError(f"tool {self.name!r} is client-side: answer it with Client.add_tool_result()")
+        limit = self.max_result_chars
         try:
             kwargs = self._validate(arguments)
         except ValidationError as exc:
-            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}")
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}", limit)
+        except RecursionError:
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: nested too deeply", limit)
         if self.context_param:
             kwargs[self.context_param] = context
         try:
             with anyio.fail_after(self.timeout):
                 value = await self._invoke(kwargs)
         except TimeoutError:
-            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s")
+            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s", limit)
         except ToolError as exc:
-            return _error(tool_use_id, str(exc))
+            return _error(tool_use_id, str(exc), limit)
         except Exception as exc:
             logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
-            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}")
+            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}", limit)
         content, is_error = _content(value)
         return ToolResultBlock(
             tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
@@ -161,15 +164,18 @@ class Tool:
         return await result if inspect.isawaitable(result) else result
 
 
-def _error(tool_use_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True)
+def _error(tool_use_id: str, message: str, limit: int) -> ToolResultBlock:
+    """An error result, cut at the tool's ``max_result_chars`` like any result (hostile input can be long)."""
+    return ToolResultBlock(tool_use_id=tool_use_id, content=_truncate(message, limit), is_error=True)
 
 
-def _readable(exc: ValidationError) -> str:
+def _readable(exc: ValidationError, shown: int = 200) -> str:
+    """The validation errors in one line, each offending value cut to ``shown`` characters."""
     parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+    for err in exc.errors(include_url=False)[:20]:
+        where = ".".join(str(p) for p in err["loc"])[:shown] or "arguments"
+        got = repr(err["input"]) if err["type"] != "missing" else ""
+        got = f" (got {got[:shown]}{'…' if len(got) > shown else ''})" if got else ""
         parts.append(f"{where}: {err['msg']}{got}")
     return "; ".join(parts)
 

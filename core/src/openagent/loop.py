@@ -156,7 +156,8 @@ class Conversation:
     def _load_settings(self) -> None:
         """Memory files, skills, commands, agents and local permission rules (`openagent.settings`)."""
         opts = self.options
-        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
+        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills, trust=opts.trust_project)
+        self.options = self.settings.apply(opts)  # a trusted project's mode, add_dirs, env, MCP servers
         for found in self.settings.tools():
             self.tools.setdefault(found.name, found)
         self.allowed += self.settings.allowed_tools

@@ -85,6 +85,11 @@ class AgentOptions:
     setting_sources: Sequence[str] = ()
     """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
     `openagent.settings`)."""
+    trust_project: bool | str = False
+    """Let the project's settings files (``setting_sources``) change where requests go, widen permissions
+    or start processes: ``permissions.allow``/``defaultMode``/``additionalDirectories``, ``env``, the MCP
+    servers of ``.mcp.json``, subagent models naming a provider. ``True``, or a `settings.project_digest`
+    (trusted only while the files are unchanged); otherwise they are ignored and reported."""
     skills: Sequence[str] | str = "all"
     """Which of the skills found in the setting sources the model may load (``"all"`` or names)."""
     on_message: Callable[[Any], Any] | None = None

@@ -234,10 +234,32 @@ def _names_path(rule: str, tool_name: str, access: Access, forms: list[str], pur
     return path_matches(specifier, forms)
 
 
+def _rule_for(
+    rules: Sequence[str],
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    paths: Sequence[tuple[Access, str]],
+    cwd: Path | None,
+    purpose: Literal["deny", "ask", "allow"],
+) -> str | None:
+    """The rule deciding a call: for ``deny``/``ask`` the first covering the call or any of its paths; for
+    ``allow`` one covering the call, or all of its paths.
+    """  # noqa: D205
+    base = (cwd or Path()).absolute()
+    if purpose != "allow":
+        return _denied_by(rules, tool_name, tool_input, cwd) or _path_rule(
+            rules, tool_name, paths, base, purpose
+        )
+    if _allowed_by(rules, tool_name, tool_input, cwd):
+        return tool_name
+    return _path_rule(rules, tool_name, paths, base, "allow")
+
+
 def _guarded(
-    tool_name: str, paths: Sequence[tuple[Access, str]], allowed: Sequence[str], cwd: Path
+    tool_name: str, paths: Sequence[tuple[Access, str]], allowed: Sequence[str], cwd: Path | None
 ) -> str | None:
     """Why a write needs an approval: it lands in a protected place that no allow rule names."""
+    cwd = (cwd or Path()).absolute()
     for access, path in paths:
         part = protected_part(path, cwd) if access != "read" else None
         if part is None:
@@ -358,46 +380,51 @@ async def check_permission(
         can_use_tool: The user's callback for whatever the rules and mode leave open.
         context: Passed to ``can_use_tool``.
         cwd: The run's working directory, against which relative path rules are matched.
-        on_ask: Awaited with a message just before ``can_use_tool`` is asked (the loop fires the
-            ``Notification`` hook with it).
-        paths: The paths the call reads or writes (`Tool.paths`): ``Read(...)`` rules apply to every read
-            and ``Edit(...)``/``Write(...)`` rules to every write, whatever the tool; a write to a protected
-            place (``.git/``, ``.claude/``, shell start-up files …) needs an allow rule naming it or an
-            approval, even in ``acceptEdits``.
+        on_ask: Awaited with a message just before ``can_use_tool`` is asked (the Notification hook).
+        paths: What the call reads and writes (`Tool.paths`): ``Read``/``Edit`` rules apply whatever the
+            tool; a write to a protected place needs a rule naming it or an approval, even in acceptEdits.
     """
     where = _path(cwd)
-    base = (where or Path()).absolute()
-    if hook_decision == "deny":
-        return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
-    rule = _denied_by(disallowed, tool_name, tool_input, where)
-    if rule := rule or _path_rule(disallowed, tool_name, paths, base, "deny"):
-        return PermissionResultDeny(message=f"{tool_name} is denied by the rule {rule!r} in disallowed_tools")
-    if mode == "plan":
-        return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
-    ask_rule = _denied_by(ask, tool_name, tool_input, where) or _path_rule(ask, tool_name, paths, base, "ask")
+    if refused := _refused(tool_name, tool_input, paths, where, disallowed, mode, hook_decision, hook_reason):
+        return refused
+    ask_rule = _rule_for(ask, tool_name, tool_input, paths, where, "ask")
     if hook_decision == "ask" or ask_rule:
-        why = (
-            f"the ask rule {ask_rule!r} matched"
-            if ask_rule
-            else (hook_reason or "a hook asked for confirmation")
-        )
+        why = f"the ask rule {ask_rule!r} matched" if ask_rule else hook_reason or "a hook asked for it"
         return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
     if hook_decision == "allow" or mode == "bypassPermissions":
         return PermissionResultAllow()
-    if guard := _guarded(tool_name, paths, allowed, base):
-        if can_use_tool is None or mode == "dontAsk":
+    if guard := _guarded(tool_name, paths, allowed, where):
+        if can_use_tool is None or mode == "dontAsk":  # nobody to ask: say what would allow it
             return PermissionResultDeny(message=f"{tool_name} was denied: {guard}")
         return await _ask(tool_name, tool_input, mode, can_use_tool, context, guard, on_ask)
     if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
         return PermissionResultAllow()
-    if _allowed_by(allowed, tool_name, tool_input, where) or _path_rule(
-        allowed, tool_name, paths, base, "allow"
-    ):
+    if _rule_for(allowed, tool_name, tool_input, paths, where, "allow"):
         return PermissionResultAllow()
     if not requires_permission and mode != "dontAsk":
         return PermissionResultAllow()
     why = f"no rule allows {tool_name}"
     return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
+
+
+def _refused(
+    tool_name: str,
+    tool_input: dict[str, Any],
+    paths: Sequence[tuple[Access, str]],
+    where: Path | None,
+    disallowed: Sequence[str],
+    mode: PermissionMode,
+    hook_decision: str | None,
+    hook_reason: str | None,
+) -> PermissionResultDeny | None:
+    """A denial that nothing can overturn: a hook's, a deny rule's, or plan mode's."""
+    if hook_decision == "deny":
+        return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
+    if rule := _rule_for(disallowed, tool_name, tool_input, paths, where, "deny"):
+        return PermissionResultDeny(message=f"{tool_name} is denied by the rule {rule!r} in disallowed_tools")
+    if mode == "plan":
+        return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
+    return None
 
 
 async def _ask(

@@ -89,6 +89,10 @@ def _configure_logging(verbose: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("stamina").setLevel(logging.INFO if verbose else logging.ERROR)
+    # the trust notice (settings_from) already lists what an untrusted folder's settings lose
+    handler.addFilter(
+        lambda record: not record.getMessage().startswith("ignored until the project is trusted")
+    )
 
 
 def model_options(func: F) -> F:

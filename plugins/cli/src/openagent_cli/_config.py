@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from openagent.errors import ConfigError, mask_secret, mask_url
+from openagent.errors import ConfigError
 
 from ._app import EXIT_USAGE, cli, fail
-from ._settings import KEYS, SECRET_KEYS, Settings, load_settings, project_file, user_file
+from ._settings import KEYS, Settings, load_settings, project_file, shown, user_file
 from ._trust import TRUST_ENV, forget, remember
 
-__all__ = ["config", "shown", "trust"]
-
-
-def shown(key: str, value: Any) -> str:
-    """A setting's value as printed: lists joined, secrets masked, credentials in URLs masked."""
-    text = ", ".join(value) if isinstance(value, list) else str(value)
-    return mask_secret(text) if key in SECRET_KEYS else mask_url(text)
+__all__ = ["config", "trust"]
 
 
 def _settings() -> Settings:

@@ -21,7 +21,9 @@ from openagent.permissions import PermissionMode
 
 from ._trust import Trust, decide
 
-__all__ = ["KEYS", "SECRET_KEYS", "Settings", "load_settings", "needs_trust", "project_file", "user_file"]
+__all__ = [
+    "KEYS", "SECRET_KEYS", "Settings", "load_settings", "needs_trust", "project_file", "shown", "user_file",
+]  # fmt: skip
 
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 
@@ -80,6 +82,12 @@ SECRET_KEYS = frozenset({"api_key"})
 
 POWERFUL_KEYS = frozenset({"model", "base_url", "api_key", "tools", "allowed_tools", "session_store"})
 """Project settings that change where requests, keys and transcripts go, or what the model may do."""
+
+
+def shown(key: str, value: Any) -> str:
+    """A setting's value as printed: lists joined, secrets masked, credentials in URLs masked."""
+    text = ", ".join(value) if isinstance(value, list) else str(value)
+    return mask_secret(text) if key in SECRET_KEYS else mask_url(text)
 
 
 def needs_trust(key: str, value: Any) -> bool:
@@ -159,8 +167,7 @@ def load_settings(
         raise ConfigError(f"{project}: trusted_folders can be set only in the user file {user}")
     checked = {key: KEYS[key](value, f"project {project}") for key, value in project_values.items()}
     held = {key: value for key, value in checked.items() if needs_trust(key, value)}
-    shown = {k: mask_secret(v) if k in SECRET_KEYS else mask_url(str(v)) for k, v in held.items()}
-    items = [f"{project}: {key} = {value!r}" for key, value in shown.items()]
+    items = [f"{project}: {key} = {shown(key, value)}" for key, value in held.items()]
     settings.trust = decide(cwd, items, flag=trust, env=env, trusted_folders=trusted_folders, ask=ask)
     if not settings.trust.trusted:
         settings.held = held

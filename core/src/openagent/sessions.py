@@ -196,9 +196,11 @@ def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage 
     entries = [e for e in entries if isinstance(e, dict)]
     start, history = 0, []
     for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
-        if entries[index].get("type") == "system" and isinstance(entries[index].get("history"), list):
-            start, history = index + 1, list(entries[index]["history"])
-            break
+        if entries[index].get("type") == "system" and "history" in entries[index]:
+            if isinstance(entries[index]["history"], list):
+                start, history = index + 1, list(entries[index]["history"])
+                break
+            logger.warning("skipped entry %d of the session: a compaction whose history is no list", index)
     history += [
         e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
     ]
@@ -391,7 +393,7 @@ class JSONLSessionStore:
             entries = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
             if all(type(e) is dict for e in entries):
                 return list(entries)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested past the parser's limit is a corrupt line
             pass
         entries = []
         for number, line in enumerate(lines, 1):

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._checkpoints import EDIT_TOOLS
 from ._policy import path_arguments
 from .hooks import HookEvent, HookOutcome, run_hooks
 from .permissions import (
@@ -16,6 +17,7 @@ from .permissions import (
     PermissionResult,
     PermissionResultDeny,
     ToolPermissionContext,
+    apply_update,
     check_permission,
 )
 from .tools import Tool, ToolContext
@@ -61,6 +63,13 @@ async def _decide(
     )
 
 
+def _policy(conversation: Conversation) -> PathPolicy:
+    """The rules a tool asks again when it opens a path or follows a redirect."""
+    mode = conversation.options.permission_mode
+    allowed, disallowed, ask = conversation.allowed, conversation.disallowed, conversation.ask
+    return PathPolicy(conversation.cwd.absolute(), allowed, disallowed, ask, mode)
+
+
 def _error(call_id: str, message: str) -> ToolResultBlock:
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
 
@@ -87,9 +96,14 @@ async def run_tool_call(
 
     decision = await _decide(conversation, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
+        conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    for update in [*(decision.updated_permissions or ()), *pre.updated_permissions]:
+        apply_update(conversation, update)
+    if conversation.checkpoints is not None and isinstance(arguments.get(EDIT_TOOLS.get(call.name, "")), str):
+        conversation.checkpoints.save(arguments[EDIT_TOOLS[call.name]], conversation.cwd)
     context = ToolContext(
         tool_use_id=call.id,
         session_id=conversation.session_id,
@@ -98,13 +112,8 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
-        policy=PathPolicy(
-            conversation.cwd.absolute(),
-            conversation.allowed,
-            conversation.disallowed,
-            conversation.ask,
-            opts.permission_mode,
-        ),
+        tasks=conversation.tasks,
+        policy=_policy(conversation),
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"

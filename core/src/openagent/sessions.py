@@ -13,42 +13,43 @@ import os
 import re
 import uuid as uuid_mod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, TypeAdapter, ValidationError
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
+from ._history import UNFINISHED_CALL, history_from_entries
+from ._keys import check_key, check_session_id, file_name, id_of
 from .errors import SessionError
-from .types import (
-    AssistantMessage,
-    Message,
-    ToolResultBlock,
-    ToolUseBlock,
-    ToolUseError,
-    UserMessage,
-    parse_message,
-)
+from .types import AssistantMessage, Message, UserMessage, parse_message
 
 __all__ = [
     "JSONLSessionStore",
+    "MemorySessionStore",
+    "SessionInfo",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
+    "UNFINISHED_CALL",
     "check_key",
     "check_session_id",
     "delete_session",
     "entry_for",
     "fork_session",
+    "get_session_entries",
     "get_session_messages",
+    "session_info",
+    "set_session_metadata",
     "history_from_entries",
+    "info_from_entries",
     "list_sessions",
     "encode_entries",
     "open_store",
@@ -120,46 +121,6 @@ def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]
     return encoded
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-
-
-def check_session_id(session_id: object, what: str = "session id") -> str:
-    """``session_id`` when it is a valid id: letters, digits, ``.``, ``_`` and ``-`` (at most 128, not
-    starting with a dot), as uuids are; ids reach file names and store keys, so nothing else is accepted.
-
-    Raises:
-        SessionError: Anything else (``../x``, an empty string, a path, a non-string), naming it.
-    """  # noqa: D205
-    if isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id):
-        return session_id
-    raise SessionError(
-        f"invalid {what} {session_id!r}: use letters, digits, '.', '_' and '-' (at most 128 characters, "
-        "not starting with '.'), as uuid4 strings are"
-    )
-
-
-def check_key(key: object) -> SessionKey:
-    """``key`` when a store can use it: ``project_key`` and ``session_id`` non-empty strings, ``subpath`` a
-    string, none with a NUL character or over 1,024 characters (stores call this on every key).
-
-    Raises:
-        SessionError: The key is not such a mapping.
-    """  # noqa: D205
-    if not isinstance(key, dict):
-        raise SessionError(f"a session key must be a dict with project_key and session_id, got {key!r}")
-    for name in ("project_key", "session_id", "subpath"):
-        value = key.get(name, "x" if name == "subpath" else None)
-        if (
-            not isinstance(value, str)
-            or not value
-            and name != "subpath"
-            or "\x00" in value
-            or len(value) > 1024
-        ):
-            raise SessionError(f"invalid {name} in session key {key!r}")
-    return key  # type: ignore[return-value]
-
-
 def require_asyncio(store: object, driver: str) -> None:
     """For stores on asyncio-only drivers: fail clearly, not deep inside the driver, under trio."""
     import asyncio
@@ -179,133 +140,11 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
     return {
         "type": message.type,
-        "uuid": uuid_mod.uuid4().hex,
+        "uuid": getattr(message, "uuid", None) or uuid_mod.uuid4().hex,
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "session_id": session_id,
         "message": message.model_dump(mode="json", exclude_none=True),
     }
-
-
-def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
-    """Rebuild the model's message history from a transcript, exactly as the original run sent it.
-
-    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it; a
-    compaction entry restarts the history from the compacted one it carries. An entry that is not a valid
-    message is skipped with a warning, and every tool call is left answered (`_paired`).
-    """
-    entries = [e for e in entries if isinstance(e, dict)]
-    start, history = 0, []
-    for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
-        if entries[index].get("type") == "system" and "history" in entries[index]:
-            if isinstance(entries[index]["history"], list):
-                start, history = index + 1, list(entries[index]["history"])
-                break
-            logger.warning("skipped entry %d of the session: a compaction whose history is no list", index)
-    history += [
-        e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
-    ]
-    return _paired(
-        [
-            m
-            for m in _validated(history)
-            if not m.parent_tool_use_id
-            and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
-        ]
-    )
-
-
-def _validated(history: list[Any]) -> list[UserMessage | AssistantMessage]:
-    """The messages validated in one call (a 10,000-message resume is dominated by this); when one is
-    invalid, one by one, skipping and reporting the invalid ones.
-    """  # noqa: D205
-    adapter = _history_adapter()
-    try:
-        return adapter.validate_python(history)
-    except ValidationError:
-        pass
-    kept: list[UserMessage | AssistantMessage] = []
-    for position, raw in enumerate(history):
-        try:
-            kept += adapter.validate_python([raw])
-        except ValidationError as exc:
-            logger.warning("skipped message %d of the session: not a valid message (%s)", position, exc)
-    return kept
-
-
-UNFINISHED_CALL = (
-    "The run stopped before this tool call finished, so its result was lost: it may or may not have taken "
-    "effect. Check before repeating it."
-)
-"""The error result a resumed session gets for a tool call that was never answered."""
-
-
-def _paired(history: list[UserMessage | AssistantMessage]) -> list[UserMessage | AssistantMessage]:
-    """Every tool call followed by its result and every result by its call, as every provider requires.
-
-    A run killed during a tool call leaves a call without a result: it gets an error result
-    (`UNFINISHED_CALL`). A result whose call is gone (a skipped line) is dropped.
-    """
-    out: list[UserMessage | AssistantMessage] = []
-    waiting: list[str] = []  # ids of the calls of the last assistant message, not yet answered
-    for message in history:
-        if isinstance(message, AssistantMessage):
-            if waiting:
-                out.append(_unfinished(waiting))
-            out.append(message)
-            waiting = [b.id for b in message.content if isinstance(b, ToolUseBlock | ToolUseError)]
-            continue
-        content = message.content if isinstance(message.content, list) else None
-        if content is not None and any(isinstance(b, ToolResultBlock) for b in content):
-            kept = [b for b in content if not isinstance(b, ToolResultBlock) or b.tool_use_id in waiting]
-            answered = {b.tool_use_id for b in kept if isinstance(b, ToolResultBlock)}
-            missing = _unfinished([i for i in waiting if i not in answered]).content if waiting else []
-            fixed = [*missing, *kept] if isinstance(missing, list) else kept
-            if fixed != content:
-                message = message.model_copy(update={"content": fixed})
-            waiting = []
-            if fixed:
-                out.append(message)
-            continue
-        if waiting:
-            out.append(_unfinished(waiting))
-            waiting = []
-        out.append(message)
-    if waiting:
-        out.append(_unfinished(waiting))
-    return out
-
-
-def _unfinished(ids: list[str]) -> UserMessage:
-    return UserMessage(
-        content=[ToolResultBlock(tool_use_id=i, content=UNFINISHED_CALL, is_error=True) for i in ids]
-    )
-
-
-_HISTORY: TypeAdapter[list[UserMessage | AssistantMessage]] | None = None
-
-
-def _history_adapter() -> TypeAdapter[list[UserMessage | AssistantMessage]]:
-    global _HISTORY
-    if _HISTORY is None:
-        _HISTORY = TypeAdapter(list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]])
-    return _HISTORY
-
-
-def _file_name(value: str) -> str:
-    """A file name for any key part: characters other than letters, digits, ``_.-~`` percent-encoded, and a
-    leading dot too, so no id names a parent folder, a hidden file or a path, and two ids never share one.
-    Plain ids (uuids) are their own file name.
-    """  # noqa: D205
-    from urllib.parse import quote
-
-    name = quote(value, safe="") or "%00"
-    return "%2E" + name[1:] if name.startswith(".") else name
-
-
-def _id_of(file_name: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(file_name)
 
 
 def _default_root() -> Path:
@@ -332,14 +171,13 @@ class JSONLSessionStore:
         """Problems met while loading (torn or corrupt lines), newest last."""
 
     def _path(self, key: SessionKey) -> Path:
-        """The file of a transcript: every part of the key a file name of its own (`_file_name`)."""
+        """The file of a transcript: every part of the key a file name of its own (`file_name`)."""
         check_key(key)
-        folder = self.root / _file_name(key["project_key"])
-        name = _file_name(key["session_id"])
+        folder, name = self.root / file_name(key["project_key"]), file_name(key["session_id"])
         subpath = key.get("subpath")
         if not subpath:
             return folder / f"{name}.jsonl"
-        *inner, last = [_file_name(part) for part in subpath.split("/")]
+        *inner, last = [file_name(part) for part in subpath.split("/")]
         return folder.joinpath(name, *inner, f"{last}.jsonl")
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
@@ -401,30 +239,26 @@ class JSONLSessionStore:
                 continue
             try:
                 entry = json.loads(line)
+                what = (
+                    "" if type(entry) is dict else f"line that is a JSON {type(entry).__name__}, not an entry"
+                )
             except (ValueError, RecursionError):
                 torn = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
-                self._skipped(
-                    path, number, line, "torn last line (an interrupted write)" if torn else "corrupt line"
-                )
-                continue
-            if type(entry) is dict:
+                what = "torn last line (an interrupted write)" if torn else "corrupt line"
+            if not what:
                 entries.append(entry)
-            else:
-                self._skipped(path, number, line, f"line that is a JSON {type(entry).__name__}, not an entry")
+                continue
+            self.warnings.append(message := f"{path}:{number}: skipped a {what}: {line[:80]!r}")
+            logger.warning("%s", message)
         return entries
-
-    def _skipped(self, path: Path, number: int, line: bytes, what: str) -> None:
-        message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
-        self.warnings.append(message)
-        logger.warning("%s", message)
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """Sessions of a project with their last modification time (epoch ms)."""
-        folder = self.root / _file_name(project_key)
+        folder = self.root / file_name(project_key)
         if not folder.is_dir():
             return []
         return [
-            {"session_id": _id_of(p.stem), "mtime": int(p.stat().st_mtime * 1000)}
+            {"session_id": id_of(p.stem), "mtime": int(p.stat().st_mtime * 1000)}
             for p in folder.glob("*.jsonl")
         ]
 
@@ -443,7 +277,7 @@ class JSONLSessionStore:
         """The subpaths stored under a session (subagent transcripts)."""
         folder = self._path({**key, "subpath": ""}).with_suffix("")
         return sorted(
-            "/".join(_id_of(part) for part in p.relative_to(folder).with_suffix("").parts)
+            "/".join(id_of(part) for part in p.relative_to(folder).with_suffix("").parts)
             for p in folder.rglob("*.jsonl")
         )
 
@@ -464,6 +298,92 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
     return spec
 
 
+class MemorySessionStore:
+    """Transcripts in a dict, for tests and throw-away runs (the Claude Agent SDK's InMemorySessionStore).
+
+    Entries whose ``uuid`` is already stored are skipped, as in every store; ``mtime`` strictly increases.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._seen: dict[tuple[str, str, str], set[str]] = {}
+        self._mtimes: dict[tuple[str, str, str], int] = {}
+        self._clock = 0
+
+    @staticmethod
+    def _key(key: SessionKey) -> tuple[str, str, str]:
+        check_key(key)
+        return key["project_key"], key["session_id"], key.get("subpath") or ""
+
+    async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+        """Append ``entries`` (checked first: nothing is stored if one is not a JSON object)."""
+        k = self._key(key)
+        encode_entries(entries)
+        seen = self._seen.setdefault(k, set())
+        stored = self._entries.setdefault(k, [])
+        for entry in entries:
+            uuid = entry.get("uuid")
+            if uuid is None or uuid not in seen:
+                stored.append(json.loads(json.dumps(entry)))
+                seen.add(uuid) if uuid is not None else None
+        self._clock = max(self._clock + 1, int(datetime.now(UTC).timestamp() * 1000))
+        self._mtimes[k] = self._clock
+
+    async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """The entries of ``key``, or ``None`` when it was never written."""
+        entries = self._entries.get(self._key(key))
+        return None if entries is None else json.loads(json.dumps(entries))
+
+    async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
+        """The project's main transcripts and their last write (epoch ms)."""
+        return [
+            {"session_id": s, "mtime": self._mtimes[(p, s, sub)]}
+            for p, s, sub in self._entries
+            if p == project_key and not sub
+        ]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
+        project, session, subpath = self._key(key)
+        for k in [
+            k for k in self._entries if k[:2] == (project, session) and (not subpath or k[2] == subpath)
+        ]:
+            del self._entries[k], self._mtimes[k], self._seen[k]
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The subpaths stored under a session."""
+        return [k[2] for k in self._entries if k[:2] == (key["project_key"], key["session_id"]) and k[2]]
+
+    def get_entries(self, key: SessionKey) -> list[dict[str, Any]]:
+        """The entries of ``key`` (empty when never written), without copying them."""
+        return list(self._entries.get(self._key(key), []))
+
+    @property
+    def size(self) -> int:
+        """How many main transcripts are stored."""
+        return sum(1 for k in self._entries if not k[2])
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
+        self._seen.clear()
+        self._mtimes.clear()
+
+
+async def _optional(store: SessionStore, method: str, *args: Any) -> tuple[bool, Any]:
+    """Call an optional store method: ``(False, None)`` when the store lacks it.
+
+    Raising `NotImplementedError` (the Claude Agent SDK protocol's default body) counts as lacking it.
+    """
+    found = getattr(store, method, None)
+    if found is None:
+        return False, None
+    try:
+        return True, await found(*args)
+    except NotImplementedError:
+        return False, None
+
+
 class _Scope:
     """Resolves the store and project of a helper call, closing a store it made itself."""
 
@@ -475,6 +395,12 @@ class _Scope:
     def key(self, session_id: str) -> SessionKey:
         return {"project_key": self.project, "session_id": check_session_id(session_id)}
 
+    async def entries(self, session_id: str) -> list[dict[str, Any]]:
+        entries = await self.store.load(self.key(session_id))
+        if entries is None:
+            raise SessionError(f"no session {session_id!r} in project {self.project!r}")
+        return entries
+
     async def __aenter__(self) -> _Scope:
         return self
 
@@ -484,25 +410,75 @@ class _Scope:
             await close()
 
 
+@dataclass
+class SessionInfo:
+    """What `session_info` tells about a session, read from its entries."""
+
+    session_id: str
+    last_modified: int
+    """Epoch milliseconds of the last entry."""
+    created_at: int | None = None
+    title: str | None = None
+    """Set with `set_session_metadata` (``title=``)."""
+    tag: str | None = None
+    first_prompt: str | None = None
+    cwd: str | None = None
+    entries: int = 0
+
+    @property
+    def summary(self) -> str:
+        """A display title: the title, else the first prompt, else the id."""
+        return self.title or (self.first_prompt or "")[:200] or self.session_id
+
+
+def _epoch_ms(timestamp: Any) -> int | None:
+    try:
+        return int(datetime.fromisoformat(str(timestamp)).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def info_from_entries(session_id: str, entries: Sequence[dict[str, Any]]) -> SessionInfo:
+    """A `SessionInfo` read from a session's entries."""
+    times = [t for t in (_epoch_ms(e.get("timestamp")) for e in entries) if t is not None]
+    info = SessionInfo(session_id, max(times, default=0), min(times, default=None), entries=len(entries))
+    for entry in entries:
+        kind, message = entry.get("type"), entry.get("message") or {}
+        if kind == "metadata":
+            info.title = entry.get("title", info.title)
+            info.tag = entry.get("tag", info.tag) if "tag" in entry else info.tag
+        elif kind == "system" and message.get("subtype") == "init":
+            info.cwd = info.cwd or (message.get("data") or {}).get("cwd")
+        elif kind == "user" and info.first_prompt is None and not message.get("parent_tool_use_id"):
+            content = message.get("content")
+            info.first_prompt = content if isinstance(content, str) else None
+    return info
+
+
 async def list_sessions(
     *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
 ) -> list[SessionListEntry]:
     """The sessions of a project (default: the current directory's), most recently modified first."""
     async with _Scope(cwd, store) as scope:
-        lister = getattr(scope.store, "list_sessions", None)
-        if lister is None:
+        found, sessions = await _optional(scope.store, "list_sessions", scope.project)
+        if not found:
             raise SessionError(f"{type(scope.store).__name__} cannot list sessions (no list_sessions method)")
-        return sorted(await lister(scope.project), key=lambda s: s["mtime"], reverse=True)
+        return sorted(sessions, key=lambda s: s["mtime"], reverse=True)
+
+
+async def get_session_entries(
+    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> list[dict[str, Any]]:
+    """Every entry a session stored, as stored (`SessionError` when there is no such session)."""
+    async with _Scope(cwd, store) as scope:
+        return await scope.entries(session_id)
 
 
 async def get_session_messages(
     session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
 ) -> list[Message]:
     """Every message a session recorded, in order (subagent messages included)."""
-    async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-    if entries is None:
-        raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+    entries = await get_session_entries(session_id, cwd=cwd, store=store)
     messages: list[Message] = []
     for position, entry in enumerate(entries):
         try:
@@ -510,21 +486,72 @@ async def get_session_messages(
                 messages.append(parse_message(entry["message"]))
         except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             logger.warning(
-                "skipped entry %d of session %s: not a valid message (%s)", position, session_id, exc
+                "skipped entry %d of session %s: not a valid message: %s", position, session_id, exc
             )
     return messages
 
 
-async def fork_session(
+async def session_info(
     session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> str:
-    """Copy a session under a new id and return the id; the original is untouched."""
+) -> SessionInfo:
+    """Title, tag, first prompt, times and working directory of a session."""
+    return info_from_entries(session_id, await get_session_entries(session_id, cwd=cwd, store=store))
+
+
+_UNSET: Any = object()
+
+
+def _metadata_entry(session_id: str, **fields: Any) -> dict[str, Any]:
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return {
+        "type": "metadata",
+        "uuid": uuid_mod.uuid4().hex,
+        "timestamp": stamp,
+        "session_id": session_id,
+        **fields,
+    }
+
+
+async def set_session_metadata(
+    session_id: str,
+    *,
+    title: str | None = _UNSET,
+    tag: str | None = _UNSET,
+    cwd: str | os.PathLike[str] | None = None,
+    store: SessionStore | str | None = None,
+) -> None:
+    """Set a session's title and/or tag (``tag=None`` clears it): an entry appended to the transcript."""
+    fields = {k: v for k, v in (("title", title), ("tag", tag)) if v is not _UNSET}
     async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-        if entries is None:
-            raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+        await scope.entries(session_id)  # the session must exist
+        await scope.store.append(scope.key(session_id), [_metadata_entry(session_id, **fields)])
+
+
+def cut_entries(entries: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """The entries up to and including the one whose entry or message ``uuid`` is ``at``."""
+    for index, entry in enumerate(entries):
+        if at in (entry.get("uuid"), (entry.get("message") or {}).get("uuid")):
+            return entries[: index + 1]
+    raise SessionError(f"no message {at!r} in the session")
+
+
+async def fork_session(
+    session_id: str,
+    *,
+    up_to: str | None = None,
+    title: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    store: SessionStore | str | None = None,
+) -> str:
+    """Copy a session (up to and including the message ``up_to``) under a new id and return the id."""
+    async with _Scope(cwd, store) as scope:
+        entries = await scope.entries(session_id)
+        if up_to is not None:
+            entries = cut_entries(entries, up_to)
         new_id = str(uuid_mod.uuid4())
         copied = [{**e, "uuid": uuid_mod.uuid4().hex, "session_id": new_id} for e in entries]
+        if title is not None:
+            copied.append(_metadata_entry(new_id, title=title))
         await scope.store.append(scope.key(new_id), copied)
     return new_id
 
@@ -534,30 +561,39 @@ async def delete_session(
 ) -> None:
     """Delete a session and its sub-transcripts."""
     async with _Scope(cwd, store) as scope:
-        deleter = getattr(scope.store, "delete", None)
-        if deleter is None:
+        found, _ = await _optional(scope.store, "delete", scope.key(session_id))
+        if not found:
             raise SessionError(f"{type(scope.store).__name__} cannot delete sessions (no delete method)")
-        await deleter(scope.key(session_id))
 
 
 async def restore(
     store: SessionStore, cwd: str | os.PathLike[str], session_id: str, options: Any
 ) -> tuple[SessionKey, list[UserMessage | AssistantMessage]]:
     """The key a conversation writes to and the history it starts from, per ``resume``,
-    ``continue_conversation`` and ``fork_session`` (a fork copies the transcript under ``session_id``).
+    ``continue_conversation``, ``fork_session`` (a fork copies the transcript under ``session_id``) and
+    ``resume_session_at`` (only the transcript up to that message: then the run always forks).
     """  # noqa: D205
     project = project_key_for(cwd)
     session_id = check_session_id(session_id)
+    timeout = getattr(options, "session_load_timeout", None)
     source = None if options.resume is None else check_session_id(options.resume, "resume id")
-    if source is None and options.continue_conversation and hasattr(store, "list_sessions"):
-        sessions = await store.list_sessions(project)
+    if source is None and options.continue_conversation:
+        with anyio.fail_after(timeout):
+            _, sessions = await _optional(store, "list_sessions", project)
         source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
     if source is None:
         return {"project_key": project, "session_id": session_id}, []
-    entries = await store.load({"project_key": project, "session_id": source})
+    try:
+        with anyio.fail_after(timeout):
+            entries = await store.load({"project_key": project, "session_id": source})
+    except TimeoutError:
+        raise SessionError(f"loading session {source!r} took longer than {timeout} s") from None
     if entries is None:
         raise SessionError(f"no session {source!r} in project {project!r} to resume")
-    if not options.fork_session:
+    cut = getattr(options, "resume_session_at", None)
+    if cut is not None:
+        entries = cut_entries(entries, cut)
+    if not options.fork_session and cut is None:
         return {"project_key": project, "session_id": source}, history_from_entries(entries)
     key: SessionKey = {"project_key": project, "session_id": session_id}
     await store.append(key, [{**e, "session_id": session_id} for e in entries])

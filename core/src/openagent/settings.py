@@ -419,17 +419,22 @@ def _plugin_skills(settings: ProjectSettings) -> None:
 
 
 def load_settings(
-    sources: Sequence[str], cwd: Path, skills: Sequence[str] | str = "all", *, trust: bool | str = False
+    sources: Sequence[str],
+    cwd: Path,
+    skills: Sequence[str] | str = "all",
+    *,
+    trust_project: bool | str = False,
 ) -> ProjectSettings:
     """Read what ``sources`` (``user``, ``project``, ``local``) provide, for a run in ``cwd``.
 
-    ``trust`` is ``AgentOptions.trust_project``: ``True``, or the `project_digest` a user approved (then
+    ``trust_project`` is the option: ``True``, or the `project_digest` a user approved (then
     only while the files are unchanged). Without it the project's powerful settings are not applied but
     listed in `ProjectSettings.untrusted` (see the module's docstring).
     """
     settings = ProjectSettings()
     cwd = cwd.resolve()
     folders = _project_folders(cwd)
+    trust = trust_project
     trusted = trust is True or (isinstance(trust, str) and trust == project_digest(cwd))
     if isinstance(trust, str) and not trusted:
         settings.warnings.append(f"the settings of {folders[0]} changed since they were trusted: not trusted")

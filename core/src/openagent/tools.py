@@ -61,6 +61,8 @@ class ToolContext:
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
     policy: PathPolicy | None = None
     """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
+    tasks: dict[str, Any] | None = None
+    """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
 
 
 @runtime_checkable

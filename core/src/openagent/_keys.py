@@ -63,6 +63,8 @@ def file_name(value: str) -> str:
     leading dot too, so no id names a parent folder, a hidden file or a path, and two ids never share one.
     Plain ids (uuids) are their own file name.
     """  # noqa: D205
+    if _SESSION_ID.fullmatch(value):  # the common case (uuids): its own name
+        return value
     from urllib.parse import quote
 
     name = quote(value, safe="") or "%00"

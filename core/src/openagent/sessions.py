@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("openagent.sessions")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one cannot be written as UTF-8
 
 
 class SessionKey(TypedDict):
@@ -110,11 +111,8 @@ def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]
             raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
         try:
             text = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-            if not text.isascii():
-                try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: escaped, it round-trips exactly
-                    text = json.dumps(entry, allow_nan=False, separators=(",", ":"))
+            if not text.isascii() and _SURROGATE.search(text):  # escaped, it round-trips exactly
+                text = json.dumps(entry, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError) as exc:
             raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
         encoded.append((uuid, text))
@@ -167,6 +165,7 @@ class JSONLSessionStore:
         self.root = Path(root) if root is not None else _default_root()
         self.durability = durability
         self._seen: dict[Path, set[str]] = {}
+        self._ends: dict[Path, int] = {}  # where our last append ended: no torn line can follow it
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
 
@@ -200,17 +199,16 @@ class JSONLSessionStore:
             raise SessionError(f"cannot write session file {path}: {exc}") from exc
         seen.update(uuid for uuid, _ in fresh if uuid is not None)
 
-    @staticmethod
-    def _write(path: Path, data: str, fsync: bool) -> None:
+    def _write(self, path: Path, data: str, fsync: bool) -> None:
         """Append under an exclusive lock on ``<session>.lock``: writers never interleave lines."""
         with path.with_suffix(".lock").open("a") as lock, path.open("a+b") as fh:
             if fcntl is not None:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            if fh.seek(0, os.SEEK_END):  # after a torn last line, start on a line of our own
+            end = fh.seek(0, os.SEEK_END)
+            if end and end != self._ends.get(path):  # a last line we did not write may be torn: check it
                 fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    data = "\n" + data
-            fh.write(data.encode("utf-8"))
+                data = data if fh.read(1) == b"\n" else "\n" + data  # start on a line of our own
+            self._ends[path] = end + fh.write(data.encode("utf-8"))
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
@@ -284,6 +282,7 @@ class JSONLSessionStore:
     async def aclose(self) -> None:
         """Forget cached state (files are closed after every append)."""
         self._seen.clear()
+        self._ends.clear()
 
 
 def open_store(spec: SessionStore | str | None) -> SessionStore:

@@ -152,6 +152,7 @@ class Conversation:
             ("ask", runtime.ask),
         ):
             self.state.set_rules(behavior, list(rules))  # type: ignore[arg-type]
+        self.state.set_permission_mode(runtime.options.permission_mode)  # a trusted project's may differ
         if self.runtime.store is not None:
             opts = self.runtime.options
             key, history = await restore(self.runtime.store, self.runtime.cwd, self.state.session_id, opts)

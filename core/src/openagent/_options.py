@@ -14,7 +14,8 @@ from dataclasses import replace as _replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ConfigError
+from ._errors import ConfigError, SessionError, masked
+from ._keys import check_session_id
 
 if TYPE_CHECKING:
     from ._compaction import Compaction
@@ -119,9 +120,11 @@ class AgentOptions:
     setting_sources: Sequence[str] = ()
     """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
     `openagent._settings`)."""
-    trust_project: bool = True
-    """Whether the project's permission rules (``.claude/settings.local.json`` …) may widen what runs;
-    ``False`` still loads its memory files, skills, commands and agents, and reports the rules it skipped."""
+    trust_project: bool | str = False
+    """Let the project's settings files (``setting_sources``) change where requests go, widen permissions
+    or start processes: ``permissions.allow``/``defaultMode``/``additionalDirectories``, ``env``, the MCP
+    servers of ``.mcp.json``, subagent models naming a provider. ``True``, or a `settings.project_digest`
+    (trusted only while the files are unchanged); otherwise they are ignored and reported."""
     skills: Sequence[str] | str = "all"
     """Which of the skills found in the setting sources the model may load (``"all"`` or names)."""
     on_message: Callable[[Any], Any] | None = None
@@ -134,6 +137,11 @@ class AgentOptions:
         """A copy with ``changes`` applied (unknown names raise `TypeError`, as in the constructor)."""
         _check_names(changes)
         return _replace(self, **changes)
+
+    def __repr__(self) -> str:
+        """Every field, with keys, tokens and credentials in URLs masked (options end up in logs)."""
+        shown = ", ".join(f"{f.name}={masked(getattr(self, f.name), f.name)!r}" for f in fields(self))
+        return f"AgentOptions({shown})"
 
     def resolved_model(self) -> str | Provider:
         """The model to use: the option, else ``$OPENAGENT_MODEL``; `ConfigError` when neither is set."""
@@ -167,6 +175,11 @@ class AgentDefinition:
     disallowed_tools: Sequence[str] = ()
     """Tools removed from the agent's set."""
 
+    def __post_init__(self) -> None:
+        for name in ("tools", "disallowed_tools"):  # a string would be read per character: fail open
+            if isinstance(getattr(self, name), str):
+                raise ConfigError(f"AgentDefinition.{name} must be a list of tool names, not a string")
+
 
 def _compaction() -> Compaction:
     from ._compaction import Compaction
@@ -191,6 +204,30 @@ def _check_names(kwargs: Mapping[str, Any]) -> None:
 def _checked_init(self: AgentOptions, **kwargs: Any) -> None:
     _check_names(kwargs)
     _dataclass_init(self, **kwargs)
+    _check(self)
+
+
+_LISTS = (
+    "tools", "allowed_tools", "disallowed_tools", "ask_tools", "stop", "betas", "add_dirs", "setting_sources",
+)  # fmt: skip
+
+
+def _check(options: AgentOptions) -> None:
+    """Catch values that would be read wrongly: a string where a list is documented is iterated per
+    character (``add_dirs="/x"`` would grant ``/``), a session id that is a path.
+    """  # noqa: D205
+    for name in (*_LISTS, *(("skills",) if options.skills != "all" else ())):
+        value = getattr(options, name)
+        if isinstance(value, str | bytes | os.PathLike):
+            raise ConfigError(
+                f"{name} must be a list, not the single value {value!r}: write {name}=[{value!r}]"
+            )
+    try:
+        for name in ("session_id", "resume"):
+            if getattr(options, name) is not None:
+                check_session_id(getattr(options, name), name)
+    except SessionError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 AgentOptions.__init__ = _checked_init  # type: ignore[method-assign]

@@ -231,6 +231,7 @@ async def open_runtime(runtime: Runtime) -> Runtime:
         settings = load_settings(
             options.setting_sources, runtime.cwd, options.skills, trust_project=options.trust_project
         )
+        options = settings.apply(options)  # a trusted project's mode, add_dirs, env, MCP servers
         for found in settings.tools():
             tools.setdefault(found.name, found)
         allowed += tuple(settings.allowed_tools)
@@ -249,8 +250,8 @@ async def open_runtime(runtime: Runtime) -> Runtime:
     _warn_if_tools_unsupported(runtime, bool(tools))
     store = resolve("session_store", options.session_store) if options.persist_session else None
     return replace(
-        runtime, tools=tools, settings=settings, allowed=allowed, disallowed=disallowed, ask=ask,
-        described=described, toolsets=tuple(toolsets), store=store,
+        runtime, options=options, tools=tools, settings=settings, allowed=allowed, disallowed=disallowed,
+        ask=ask, described=described, toolsets=tuple(toolsets), store=store,
     )  # fmt: skip
 
 

@@ -1,10 +1,8 @@
-"""Sessions: the `SessionStore` protocol, the JSONL file store, an in-memory store, entries ↔ history.
+"""Sessions: the `SessionStore` protocol, the JSONL file store, an in-memory store, entries and keys.
 
 The protocol is the Claude Agent SDK's, so a store written for one works with the other: ``append`` and
 ``load`` are required; ``list_sessions``, ``delete`` and ``list_subkeys`` are optional and probed for at run
 time. Entries are JSON objects with ``type``, ``uuid`` and ``timestamp``; ``uuid`` is an idempotency key.
-The functions that open a store by name and work on whole sessions (list, read, fork, delete, resume) are
-in `openagent._transcripts`.
 """
 
 from __future__ import annotations
@@ -18,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 import anyio.to_thread
-from pydantic import Field
 
 try:
     import fcntl
@@ -30,15 +27,20 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
 from ._errors import SessionError
-from ._types import AssistantMessage, Message, UserMessage, json_adapter
+from ._history import UNFINISHED_CALL, history_from_entries
+from ._keys import SessionKey, SessionListEntry, check_key, check_session_id, file_name, id_of
+from ._types import Message
 
 __all__ = [
+    "UNFINISHED_CALL",
     "JSONLSessionStore",
     "MemorySessionStore",
     "SessionInfo",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
+    "check_key",
+    "check_session_id",
     "encode_entries",
     "entry_for",
     "history_from_entries",
@@ -48,21 +50,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("openagent.sessions")
-
-
-class SessionKey(TypedDict):
-    """Where a transcript lives: a project, a session, and optionally a sub-transcript (a subagent's)."""
-
-    project_key: str
-    session_id: str
-    subpath: NotRequired[str]
-
-
-class SessionListEntry(TypedDict):
-    """One row of `SessionStore.list_sessions`: the id and last modification, epoch milliseconds."""
-
-    session_id: str
-    mtime: int
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one cannot be written as UTF-8
 
 
 @runtime_checkable
@@ -98,11 +86,12 @@ def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]
         if uuid is not None and not isinstance(uuid, str):
             raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
         try:
-            encoded.append(
-                (uuid, json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
-            )
-        except (TypeError, ValueError) as exc:
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            if not text.isascii() and _SURROGATE.search(text):  # escaped, it round-trips exactly
+                text = json.dumps(entry, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError) as exc:
             raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
+        encoded.append((uuid, text))
     return encoded
 
 
@@ -132,31 +121,6 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     }
 
 
-def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
-    """Rebuild the model's message history from a transcript, exactly as the original run sent it.
-
-    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it; a
-    compaction entry restarts the history from the compacted one it carries.
-    """
-    start, history = 0, []
-    for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
-        if entries[index].get("type") == "system" and "history" in entries[index]:
-            start, history = index + 1, list(entries[index]["history"])
-            break
-    history += [
-        e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
-    ]
-    return [  # validated in one call: a 10,000-message resume is dominated by this
-        m
-        for m in json_adapter(_HISTORY).validate_python(history)
-        if not m.parent_tool_use_id
-        and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
-    ]
-
-
-_HISTORY = list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]]
-
-
 def _default_root() -> Path:
     """The user data directory's ``openagent/sessions``, as platformdirs finds it for this environment."""
     return _data_root(os.environ.get("XDG_DATA_HOME"), os.environ.get("HOME"))
@@ -173,17 +137,23 @@ _OPEN_SESSIONS = 8
 """How many sessions a JSONL store keeps its files open for (the most recently written)."""
 
 
-_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
 
 
-def _append(fd: int, data: bytes) -> None:
-    """Append ``data`` under an exclusive lock on the session file: writers never interleave lines."""
+def _append(fd: int, data: bytes, our_end: int | None) -> int:
+    """Append ``data`` under an exclusive lock on the session file: writers never interleave lines. A last
+    line someone else wrote may be torn: then ``data`` starts on a line of its own. Returns the new end.
+    """  # noqa: D205
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX)
     try:
+        end = os.fstat(fd).st_size
+        if end and end != our_end and os.pread(fd, 1, end - 1) != b"\n":
+            data = b"\n" + data
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        return end + len(data)
     finally:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -205,18 +175,25 @@ class JSONLSessionStore:
         self._seen: dict[Path, set[str]] = {}
         self._open: dict[Path, int] = {}  # the files of recently written sessions, oldest first
         self._dirs: set[Path] = set()  # directories known to exist
+        self._ends: dict[Path, int] = {}  # where our last append ended: no torn line can follow it
         self._closed = False
         self._last: tuple[tuple[str, str, str | None] | None, Path] = (None, self.root)
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
 
     def _path(self, key: SessionKey) -> Path:
+        """The file of a transcript: every part of the key a file name of its own (`file_name`)."""
         where = (key["project_key"], key["session_id"], key.get("subpath"))
         if where == self._last[0]:  # a conversation appends to one session, message after message
             return self._last[1]
-        base = self.root / key["project_key"] / key["session_id"]
+        check_key(key)
+        folder, name = self.root / file_name(key["project_key"]), file_name(key["session_id"])
         subpath = key.get("subpath")
-        path = base / f"{subpath}.jsonl" if subpath else base.with_suffix(".jsonl")
+        if not subpath:
+            path = folder / f"{name}.jsonl"
+        else:
+            *inner, last = [file_name(part) for part in subpath.split("/")]
+            path = folder.joinpath(name, *inner, f"{last}.jsonl")
         self._last = (where, path)
         return path
 
@@ -243,7 +220,7 @@ class JSONLSessionStore:
             if self.durability == "fsync":
                 await anyio.to_thread.run_sync(self._write_synced, path, data)
             else:
-                _append(self._file(path), data)
+                self._ends[path] = _append(self._file(path), data, self._ends.get(path))
         except (OSError, SessionError) as exc:
             where = f"{key['project_key']}/{key['session_id']}"
             raise SessionError(f"could not append to {where}: session file {path}: {exc}") from exc
@@ -280,7 +257,7 @@ class JSONLSessionStore:
         """Append and fsync (in a worker thread), with the file opened for this write alone."""
         fd = os.open(path, _FLAGS, 0o600)
         try:
-            _append(fd, data)
+            _append(fd, data, None)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -303,34 +280,41 @@ class JSONLSessionStore:
             raise SessionError(f"cannot read session file {path}: {exc}") from exc
         lines = raw.split(b"\n")
         try:  # the common case, a whole file, in one call
-            return list(json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]"))
-        except ValueError:
+            entries = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
+            if all(type(e) is dict for e in entries):
+                return list(entries)
+        except (ValueError, RecursionError):  # a line nested past the parser's limit is a corrupt line
             pass
-        entries: list[dict[str, Any]] = []
+        entries = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                entries.append(json.loads(line))
-            except ValueError:
+                entry = json.loads(line)
+                what = (
+                    "" if type(entry) is dict else f"line that is a JSON {type(entry).__name__}, not an entry"
+                )
+            except (ValueError, RecursionError):
                 torn = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
                 what = "torn last line (an interrupted write)" if torn else "corrupt line"
-                message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
-                self.warnings.append(message)
-                logger.warning("%s", message)
+            if not what:
+                entries.append(entry)
+                continue
+            self.warnings.append(message := f"{path}:{number}: skipped a {what}: {line[:80]!r}")
+            logger.warning("%s", message)
         return entries
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """Sessions of a project with their last modification time (epoch ms)."""
         self._check_open()
-        folder = self.root / project_key
+        folder = self.root / file_name(project_key)
         try:
             found = [p for p in folder.iterdir() if p.suffix == ".jsonl"]
         except FileNotFoundError:
             return []
         except OSError as exc:  # the root is a file, unreadable …
             raise SessionError(f"could not list the sessions of {project_key}: {exc}") from exc
-        return [{"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in found]
+        return [{"session_id": id_of(p.stem), "mtime": int(p.stat().st_mtime * 1000)} for p in found]
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
@@ -346,8 +330,11 @@ class JSONLSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths stored under a session (subagent transcripts)."""
-        folder = self.root / key["project_key"] / key["session_id"]
-        return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
+        folder = self._path({**key, "subpath": ""}).with_suffix("")
+        return sorted(
+            "/".join(id_of(part) for part in p.relative_to(folder).with_suffix("").parts)
+            for p in folder.rglob("*.jsonl")
+        )
 
     async def __aenter__(self) -> JSONLSessionStore:
         return self
@@ -359,6 +346,7 @@ class JSONLSessionStore:
         """Close the files kept open and forget cached state; the store is not used after this."""
         self._closed = True
         self._seen.clear()
+        self._ends.clear()
         for path in list(self._open):
             self._close(path)
 
@@ -377,6 +365,7 @@ class MemorySessionStore:
 
     @staticmethod
     def _key(key: SessionKey) -> tuple[str, str, str]:
+        check_key(key)
         return key["project_key"], key["session_id"], key.get("subpath") or ""
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._checkpoints import EDIT_TOOLS, FileCheckpoints
 from ._hooks import HookEvent, HookMatcher, HookOutcome, run_hooks
 from ._permissions import (
+    PathPolicy,
     PermissionResult,
     PermissionResultDeny,
     PermissionState,
@@ -24,6 +25,7 @@ from ._permissions import (
     apply_update,
     check_permission,
 )
+from ._policy import path_arguments
 from ._tools import Tool, ToolContext
 from ._types import Message, ToolResultBlock, ToolUseBlock, ToolUseError, json_adapter
 
@@ -83,13 +85,14 @@ class ToolCallResult:
         return json_adapter(ToolCallResult).validate_python(dict(data))
 
 
+def _policy(env: ToolEnv) -> PathPolicy:
+    """The rules a tool asks again when it opens a path or follows a redirect."""
+    rules, cwd = env.permissions, env.cwd.absolute()
+    return PathPolicy(cwd, rules.allowed, rules.disallowed, rules.ask, rules.permission_mode)
+
+
 async def _decide(
-    env: ToolEnv,
-    call_id: str,
-    name: str,
-    arguments: dict[str, Any],
-    requires_permission: bool,
-    pre: HookOutcome,
+    env: ToolEnv, call_id: str, name: str, arguments: dict[str, Any], found: Tool, pre: HookOutcome
 ) -> PermissionResult:
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
 
@@ -103,7 +106,8 @@ async def _decide(
     return await check_permission(
         name,
         arguments,
-        requires_permission=requires_permission,
+        requires_permission=found.requires_permission,
+        paths=path_arguments(found.paths, found.is_read_only, arguments),
         mode=rules.permission_mode,  # type: ignore[arg-type]
         allowed=rules.allowed,
         disallowed=rules.disallowed,
@@ -134,7 +138,7 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
     arguments = pre.updated_input if pre.updated_input is not None else call.input
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook", not pre.continue_)
-    decision = await _decide(env, call.id, call.name, arguments, found.requires_permission, pre)
+    decision = await _decide(env, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
         refused = _error(call.id, decision.message, decision.interrupt)
         denial = {"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments}
@@ -157,6 +161,7 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
         hooks=env.hooks,
         permission_mode=env.permissions.permission_mode,
         tasks=env.tasks,
+        policy=_policy(env),
     )
     result = await found.call(call.id, arguments, context)
     result, ends_turn = await _after(env, call, hook_input, arguments, result, pre)

@@ -6,6 +6,7 @@ registered store, or ``None`` for the default (JSONL files); a store opened here
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid as uuid_mod
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from ._sessions import (
     SessionKey,
     SessionListEntry,
     SessionStore,
+    check_session_id,
     history_from_entries,
     info_from_entries,
     project_key_for,
@@ -28,6 +30,8 @@ from ._types import AssistantMessage, Message, UserMessage, parse_message
 
 if TYPE_CHECKING:
     from ._options import AgentOptions
+
+logger = logging.getLogger("openagent.sessions")
 
 __all__ = [
     "cut_entries",
@@ -65,7 +69,7 @@ class _Scope:
         self.store = resolve("session_store", store)
 
     def key(self, session_id: str) -> SessionKey:
-        return {"project_key": self.project, "session_id": session_id}
+        return {"project_key": self.project, "session_id": check_session_id(session_id)}
 
     async def entries(self, session_id: str) -> list[dict[str, Any]]:
         entries = await self.store.load(self.key(session_id))
@@ -106,7 +110,16 @@ async def get_session_messages(
 ) -> list[Message]:
     """Every message a session recorded, in order (subagent messages included)."""
     entries = await get_session_entries(session_id, cwd=cwd, store=store)
-    return [parse_message(e["message"]) for e in entries if "message" in e]
+    messages: list[Message] = []
+    for position, entry in enumerate(entries):
+        try:
+            if isinstance(entry, dict) and "message" in entry:
+                messages.append(parse_message(entry["message"]))
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            logger.warning(
+                "skipped entry %d of session %s: not a valid message: %s", position, session_id, exc
+            )
+    return messages
 
 
 async def session_info(
@@ -192,8 +205,9 @@ async def restore(
     ``resume_session_at`` (only the transcript up to that message: then the run always forks).
     """  # noqa: D205
     project = project_key_for(cwd)
+    session_id = check_session_id(session_id)
     timeout = getattr(options, "session_load_timeout", None)
-    source = options.resume
+    source = None if options.resume is None else check_session_id(options.resume, "resume id")
     if source is None and options.continue_conversation:
         with anyio.fail_after(timeout):
             _, sessions = await _optional(store, "list_sessions", project)

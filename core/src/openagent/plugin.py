@@ -10,9 +10,13 @@ tool types both kinds of code share). Every other module of the package is priva
   `ProviderProfile` (an endpoint) and `ModelProfile` (a model), the errors to raise and `error_for_status`,
   the server-sent-events decoder (`SSEDecoder`, `aiter_sse`, `json_data`), and the provider contract suite
   (`ProviderContract`, imported lazily: it needs pytest).
-- Session stores: the `SessionStore` protocol, `SessionKey`, `SessionListEntry`, `encode_entries`,
-  `require_asyncio`, `project_key_for`, and the store contract suite (`SessionStoreContract`, lazily).
-- Tools: `Toolset` (tools behind a connection, made per run), `SdkMcpServer`, `create_sdk_mcp_server`.
+- Session stores: the `SessionStore` protocol, `SessionKey`, `SessionListEntry`, `check_key`,
+  `check_session_id`, `encode_entries`, `require_asyncio`, `project_key_for`, and the store contract suite
+  (`SessionStoreContract`, lazily).
+- Secrets and trust: `mask_url`, `mask_secret` (for what a plugin prints or logs), `project_digest` (what a
+  user approves when trusting a project's settings) and `untrusted_settings` (what trust would apply).
+- Tools: `Toolset` (tools behind a connection, made per run), `SdkMcpServer`, `create_sdk_mcp_server`,
+  `PathPolicy` (the run's path and web rules, asked again where a tool opens a path) and `glob_regex`.
 - Steps, for engines that run an agent step by step (durable workflows): `Runtime` (`prepare_runtime`,
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
   `submit`, `prepare_request`, `model_turn`, `count_turn`, `decide`, `tool_call`, `tool_results`,
@@ -39,6 +43,8 @@ from ._errors import (
     StreamError,
     ToolError,
     error_for_status,
+    mask_secret,
+    mask_url,
 )
 from ._models import (
     ModelEvent,
@@ -57,11 +63,13 @@ from ._models import (
     ToolSpec,
     split_model,
 )
-from ._permissions import PermissionMode
+from ._permissions import PathPolicy, PermissionMode, glob_regex
 from ._sessions import (
     SessionKey,
     SessionListEntry,
     SessionStore,
+    check_key,
+    check_session_id,
     encode_entries,
     project_key_for,
     require_asyncio,
@@ -86,6 +94,7 @@ if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps
     from ._plugins import PluginInfo, Registry, list_plugins, registry, resolve
     from ._runtime import Runtime, open_runtime
     from ._runtime import prepare as prepare_runtime
+    from ._settings import project_digest, untrusted_settings
     from ._steps import (
         Finish,
         FollowUp,
@@ -120,6 +129,7 @@ __all__ = [
     "ModelRequest",
     "OpenAgentError",
     "Outcome",
+    "PathPolicy",
     "Pause",
     "PermissionMode",
     "PluginError",
@@ -169,19 +179,25 @@ __all__ = [
     "Usage",
     "after_tools",
     "aiter_sse",
+    "check_key",
+    "check_session_id",
     "count_turn",
     "create_sdk_mcp_server",
     "decide",
     "encode_entries",
     "error_for_status",
+    "glob_regex",
     "hookimpl",
     "json_data",
     "list_plugins",
+    "mask_secret",
+    "mask_url",
     "model_turn",
     "new_state",
     "open_runtime",
     "prepare_request",
     "prepare_runtime",
+    "project_digest",
     "project_key_for",
     "registry",
     "require_asyncio",
@@ -192,6 +208,7 @@ __all__ = [
     "tool_call",
     "tool_results",
     "turn_limit",
+    "untrusted_settings",
 ]
 
 _LAZY = {
@@ -213,6 +230,8 @@ _LAZY = {
     ),  # fmt: skip
     **dict.fromkeys(["PluginInfo", "Registry", "list_plugins", "registry", "resolve"], "._plugins"),
     **dict.fromkeys(["Runtime", "open_runtime"], "._runtime"),
+    "project_digest": "._settings",
+    "untrusted_settings": "._settings",
     **dict.fromkeys(
         [
             "Finish",

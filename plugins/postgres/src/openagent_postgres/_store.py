@@ -17,6 +17,7 @@ from openagent.plugin import (
     SessionError,
     SessionKey,
     SessionListEntry,
+    check_key,
     encode_entries,
     require_asyncio,
 )
@@ -59,7 +60,7 @@ class PostgresSessionStore:
 
     One table holds every entry as ``JSONB``, ordered by an identity column; a unique index on
     ``(project_key, session_id, subpath, uuid)`` makes ``uuid`` an idempotency key. The table is created on
-    first use. asyncpg is asyncio-only, so this store is too. Failures raise `openagent.plugin.SessionError`.
+    first use. asyncpg is asyncio-only, so this store is too. Failures raise `openagent._errors.SessionError`.
 
     Example:
         ```python
@@ -127,6 +128,7 @@ class PostgresSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order, atomically; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         encoded = encode_entries(entries)
         uuids, texts = [u for u, _ in encoded], [t for _, t in encoded]
         if not texts:
@@ -141,6 +143,7 @@ class PostgresSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         query = (
             f'SELECT entry::text FROM "{self.table}" '
             "WHERE project_key = $1 AND session_id = $2 AND subpath = $3 "
@@ -162,6 +165,7 @@ class PostgresSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         query = f'DELETE FROM "{self.table}" WHERE project_key = $1 AND session_id = $2'
         args: list[str] = [key["project_key"], key["session_id"]]
         if sub := key.get("subpath"):
@@ -170,6 +174,7 @@ class PostgresSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         query = (
             f'SELECT DISTINCT subpath FROM "{self.table}" WHERE project_key = $1 AND session_id = $2 '
             "AND subpath <> '' ORDER BY subpath"

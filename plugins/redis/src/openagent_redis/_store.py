@@ -13,7 +13,14 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from openagent.plugin import SessionError, SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.plugin import (
+    SessionError,
+    SessionKey,
+    SessionListEntry,
+    check_key,
+    encode_entries,
+    require_asyncio,
+)
 
 __all__ = ["RedisSessionStore"]
 
@@ -70,7 +77,7 @@ class RedisSessionStore:
     An append is acknowledged once Redis has applied it; that it survives a Redis crash depends on the
     server's persistence (``appendonly yes`` with ``appendfsync always`` loses nothing).
     redis-py's asyncio client is asyncio-only, so this store is too. Failures raise
-    `openagent.plugin.SessionError`.
+    `openagent._errors.SessionError`.
 
     Example:
         ```python
@@ -129,6 +136,7 @@ class RedisSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order, atomically; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         args = _encode(entries)
         if not args:
             return
@@ -141,6 +149,7 @@ class RedisSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         with self._errors("load", key):
             raw = await self._redis.lrange(self._base(key) + "e:" + (key.get("subpath") or ""), 0, -1)
             return [json.loads(item) for item in raw] or None
@@ -156,6 +165,7 @@ class RedisSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         base, sub = self._base(key), key.get("subpath") or ""
         with self._errors("delete", key):
             if not sub:
@@ -170,6 +180,7 @@ class RedisSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         with self._errors("list subkeys of", key):
             members = cast("set[bytes]", await self._redis.smembers(self._base(key) + "subkeys"))
         return sorted(m.decode() for m in members)

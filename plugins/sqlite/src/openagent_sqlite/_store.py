@@ -21,6 +21,7 @@ from openagent.plugin import (
     SessionError,
     SessionKey,
     SessionListEntry,
+    check_key,
     encode_entries,
     require_asyncio,
 )
@@ -63,7 +64,7 @@ class SQLiteSessionStore:
     One table holds every entry; a unique index on ``(project_key, session_id, subpath, uuid)`` makes
     ``uuid`` an idempotency key. Several processes may share the file: writers take SQLite's write lock
     (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for it. aiosqlite is asyncio-only, so this
-    store is too. Failures raise `openagent.plugin.SessionError`.
+    store is too. Failures raise `openagent._errors.SessionError`.
 
     Example:
         ```python
@@ -114,6 +115,7 @@ class SQLiteSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order in one transaction; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         rows = encode_entries(entries)
         if not rows:
             return
@@ -130,6 +132,7 @@ class SQLiteSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         async with self._connection("load", key) as conn:
             cursor = await conn.execute(
                 "SELECT entry FROM session_entries WHERE project_key = ? AND session_id = ? AND subpath = ? "
@@ -152,6 +155,7 @@ class SQLiteSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         pk, sid, sub = _parts(key)
         query, args = "DELETE FROM session_entries WHERE project_key = ? AND session_id = ?", [pk, sid]
         if sub:
@@ -162,6 +166,7 @@ class SQLiteSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         async with self._connection("list subkeys of", key) as conn:
             cursor = await conn.execute(
                 "SELECT DISTINCT subpath FROM session_entries WHERE project_key = ? AND session_id = ? "

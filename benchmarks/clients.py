@@ -257,8 +257,7 @@ def _make_openagent(
     partial: bool, provider: str = "openai-compatible"
 ) -> Callable[[str, str], Awaitable[tuple[Conversation, Callable[[], Awaitable[None]]]]]:
     async def make(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
-        from openagent import AgentOptions, query, tool
-        from openagent._types import AssistantMessage, ResultMessage, StreamEvent
+        from openagent import AgentOptions, AssistantMessage, ResultMessage, StreamEvent, query, tool
 
         @tool
         def lookup(city: str, units: str, days: int) -> str:

@@ -114,9 +114,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _resume_turn(url: str, root: Path, session_id: str) -> float:
     """Resume the long session through `query` and run one turn (the server answers with text)."""
-    from openagent import AgentOptions, query
-    from openagent._sessions import JSONLSessionStore
-    from openagent._types import ResultMessage
+    from openagent import AgentOptions, JSONLSessionStore, ResultMessage, query
 
     __import__("openai")  # the plugin imports its SDK on first use: not a cost of resuming
     options = AgentOptions(

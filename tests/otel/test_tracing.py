@@ -344,5 +344,5 @@ async def test_a_compaction_is_an_event_on_the_run(
     )
     assert [[(e.name, dict(e.attributes or {})) for e in r.events] for r in runs] == [
         [],
-        [("openagent._compaction", {"trigger": "auto"})],
+        [("openagent.compaction", {"trigger": "auto"})],
     ]

@@ -139,11 +139,9 @@ def test_no_secret_in_the_repr_of_options_or_a_tool_context() -> None:
 def test_no_key_in_the_repr_of_a_provider(plugin: str, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip(f"openagent_{plugin}")
     monkeypatch.setenv("OPENAGENT_PLUGINS", plugin)
-    from openagent._models import resolve_provider
+    from openagent.plugin import resolve
 
-    provider, _ = resolve_provider(
-        AgentOptions(model=f"{plugin}:m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
-    )
+    provider = resolve("provider", f"{plugin}:m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
     assert KEY not in repr(provider) and KEY not in str(provider)
 
 

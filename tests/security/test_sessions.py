@@ -11,16 +11,18 @@ from typing import Any
 import anyio
 import pytest
 
-from openagent import AgentOptions, ToolResultBlock, UserMessage, query, tool
-from openagent._errors import ConfigError, SessionError
-from openagent._sessions import (
-    UNFINISHED_CALL,
-    JSONLSessionStore,
+from openagent import (
+    AgentOptions,
+    ToolResultBlock,
+    UserMessage,
     delete_session,
     fork_session,
     get_session_messages,
-    project_key_for,
+    query,
+    tool,
 )
+from openagent._errors import ConfigError, SessionError
+from openagent._sessions import UNFINISHED_CALL, JSONLSessionStore, project_key_for
 from openagent.testing import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.anyio

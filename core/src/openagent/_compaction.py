@@ -40,7 +40,14 @@ SUMMARY_MARKER = "[The earlier part of this conversation was compacted. Its summ
 
 def estimate_tokens(messages: Sequence[UserMessage | AssistantMessage]) -> int:
     """A fast estimate: about four characters of JSON per token (real tokenizers vary by ±30 %)."""
-    return sum(len(m.model_dump_json(exclude_none=True)) for m in messages) // 4 + 1
+    return sum(_size(m) for m in messages) // 4 + 1
+
+
+def _size(message: UserMessage | AssistantMessage) -> int:
+    try:
+        return len(message.model_dump_json(exclude_none=True))
+    except ValueError:  # a lone surrogate (text from someone else) cannot be UTF-8: count it escaped
+        return len(json.dumps(message.model_dump(mode="python", exclude_none=True), default=str))
 
 
 @dataclass

@@ -430,10 +430,10 @@ class Conversation:
         """The window the server reports: asked once, and only when the answer could matter (the history
         would need compacting in the smallest window a model is run with), so short runs never ask.
         """  # noqa: D205
-        if self._asked or not policy.needed(self.state.history, MIN_CONTEXT_WINDOW):
+        ask = getattr(self.runtime.provider, "model_profile", None)
+        if ask is None or self._asked or not policy.needed(self.state.history, MIN_CONTEXT_WINDOW):
             return self._window
         self._asked = True
-        ask = getattr(self.runtime.provider, "model_profile", None)
         if ask is not None:
             try:
                 reported = await ask()

@@ -183,10 +183,12 @@ class JSONLSessionStore:
 
     def _path(self, key: SessionKey) -> Path:
         """The file of a transcript: every part of the key a file name of its own (`file_name`)."""
-        where = (key["project_key"], key["session_id"], key.get("subpath"))
-        if where == self._last[0]:  # a conversation appends to one session, message after message
+        check = self._last[0] is None or type(key) is not dict
+        where = None if check else (key.get("project_key"), key.get("session_id"), key.get("subpath"))
+        if where is not None and where == self._last[0]:  # a conversation appends to one session …
             return self._last[1]
         check_key(key)
+        where = (key["project_key"], key["session_id"], key.get("subpath"))
         folder, name = self.root / file_name(key["project_key"]), file_name(key["session_id"])
         subpath = key.get("subpath")
         if not subpath:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import Any, Literal, Protocol, TypedDict, cast
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, cast
 
 from openagent import Tool, ToolError, tool
+
+if TYPE_CHECKING:  # imported where used: registering the tools must not cost httpx's import
+    import httpx
 
 __all__ = ["SearchBackend", "SearchResult", "web_fetch", "web_search"]
 
@@ -35,6 +36,8 @@ def _html_to(html: str, fmt: str) -> str:
 
 
 async def _download(url: str, seconds: float) -> tuple[httpx.Response, bytes, bool]:
+    import httpx
+
     headers = {"user-agent": USER_AGENT, "accept": "text/html,text/plain,application/json;q=0.9,*/*;q=0.5"}
     async with httpx.AsyncClient(
         follow_redirects=True, timeout=seconds, headers=headers, max_redirects=5
@@ -74,6 +77,8 @@ async def web_fetch(
     """
     if not url.startswith(("http://", "https://")):
         raise ToolError(f"url must start with http:// or https://, got {url!r}")
+    import httpx
+
     try:
         response, body, cut = await _download(url, TIMEOUT)
     except httpx.TimeoutException:
@@ -162,6 +167,8 @@ def web_search(
 
 
 def _host_in(url: str, domains: Sequence[str]) -> bool:
+    import httpx
+
     host = (httpx.URL(url).host or "").lower() if url.startswith(("http://", "https://")) else ""
     return any(host == d.lower() or host.endswith("." + d.lower()) for d in domains)
 

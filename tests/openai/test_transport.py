@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -243,12 +244,35 @@ async def test_the_shared_client_has_the_official_defaults(anyio_backend: str) -
     assert ours.timeout == official.timeout
     assert ours.follow_redirects == official.follow_redirects is True
     assert ours.trust_env == official.trust_env is True
-    pool, theirs = ours._transport._pool, official._transport._pool
-    assert (pool._max_connections, pool._max_keepalive_connections) == (
-        theirs._max_connections,
-        theirs._max_keepalive_connections,
-    )
+    theirs = official._transport._pool
+    for scheme in ("http", "https"):
+        pool = ours._transport._pool(scheme)._pool
+        assert (pool._max_connections, pool._max_keepalive_connections) == (
+            theirs._max_connections,
+            theirs._max_keepalive_connections,
+        )
+    ours_tls, theirs_tls = ours._transport._pool("https")._pool._ssl_context, theirs._ssl_context
+    assert ours_tls.verify_mode == theirs_tls.verify_mode == ssl.CERT_REQUIRED
+    assert ours_tls.check_hostname and theirs_tls.check_hostname
+    assert len(ours_tls.get_ca_certs()) == len(theirs_tls.get_ca_certs()) > 0
     await official.aclose()
+
+
+async def test_plain_http_never_loads_the_ca_bundle(anyio_backend: str) -> None:
+    """A loopback server over plain HTTP: the https pool (and its TLS context) is never made."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from scripted_server import ScriptedServer, Turn
+
+    with ScriptedServer() as server:
+        server.enqueue(Turn(text="hi"))
+        p = ChatCompletionsProvider("m", profile=PROFILES["llamacpp"], base_url=server.url)
+        events = await events_of(p)
+        client = await p._endpoint.client()
+    assert events[0] == TextDelta("hi")
+    assert list(client._transport._pools) == ["http"]
 
 
 async def test_requests_go_through_the_proxy_the_environment_names(

@@ -236,16 +236,68 @@ async def _shared_client() -> Any:
     if entry is None or entry[0].is_closed:
         import httpx2
 
+        limits = httpx2.Limits(max_connections=_LIMITS[0], max_keepalive_connections=_LIMITS[1])
+        # With a proxy in the environment, the client's own transports (httpx2 reads the proxy variables only
+        # when it makes them); without one, pools that load the CA bundle with the first https request.
+        proxied = any(key[:3])
         client = httpx2.AsyncClient(
-            verify=_ssl_context(key[-2], key[-1]),
+            verify=_ssl_context(key[-2], key[-1]) if proxied else True,
+            transport=None if proxied else _Transports(),
+            limits=limits,
             timeout=httpx2.Timeout(_TIMEOUT[0], connect=_TIMEOUT[1]),
-            limits=httpx2.Limits(max_connections=_LIMITS[0], max_keepalive_connections=_LIMITS[1]),
             follow_redirects=True,
         )
         keeper = _close_at_loop_end(client)
         await keeper.asend(None)  # parked in this loop: the loop finalizes it, and so closes the client
         entry = pools[key] = (client, keeper)
     return entry[0]
+
+
+class _Transports:
+    """The connection pools of a shared client: one for ``http://`` and one for ``https://``, each made on its
+    first request.
+
+    Making an ``https`` pool loads the CA bundle (a TLS context: 50–150 ms of CPU on a small machine); a
+    conversation with a server on loopback over plain HTTP never pays it. Verification is the same as the
+    official client's whenever TLS is used: the ``https`` pool gets the default context.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[str, Any] = {}
+
+    def _pool(self, scheme: str) -> Any:
+        pool = self._pools.get(scheme)
+        if pool is None:
+            import httpx2
+
+            limits = httpx2.Limits(max_connections=_LIMITS[0], max_keepalive_connections=_LIMITS[1])
+            # A plain-HTTP pool never opens a TLS connection (redirects to https come back through the
+            # client, and so to the other pool): it needs no context.
+            verify = _ssl_context(*_cert_env()) if scheme == "https" else False
+            pool = self._pools[scheme] = httpx2.AsyncHTTPTransport(verify=verify, limits=limits)
+        return pool
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Send through the pool for the request's scheme."""
+        return await self._pool("https" if request.url.scheme == "https" else "http").handle_async_request(
+            request
+        )
+
+    async def aclose(self) -> None:
+        """Close both pools."""
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            await pool.aclose()
+
+    async def __aenter__(self) -> _Transports:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _cert_env() -> tuple[str | None, str | None]:
+    return os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
 
 
 async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:

@@ -10,8 +10,12 @@ the medians are reported, with each one's ratio to the floor.
 ``…/v1`` root. The clients:
 
 - ``floor``: a minimal httpx script: one streamed POST, ``json.loads`` per ``data:`` line;
-- ``openagent``: ``openagent.query()`` (the library, default options, ``include_partial_messages``);
-- ``openagent-cli``: ``openagent run -m openai-compatible:cold --base-url URL PROMPT`` (the command);
+- ``openagent``: ``openagent.query()`` (the library, default options, ``include_partial_messages``), with the
+  plugins of the README's install (``OPENAGENT_PLUGINS=openai,cli``: core, openai, cli);
+- ``openagent-cli``: ``openagent run -m openai-compatible:cold --base-url URL PROMPT`` (the command), the same
+  plugins;
+- ``openagent-cli-all``: the command with every plugin of the repository installed and loaded (tools, MCP,
+  tracing, the stores, anthropic, local: what each registers at start-up is paid here);
 - ``openai``: the raw ``openai`` client, ``chat.completions.create(stream=True)``;
 - ``openai-agents``: ``Runner.run_streamed`` with ``OpenAIChatCompletionsModel``, tracing off;
 - ``pydantic-ai``: ``Agent.run_stream`` with ``OpenAIChatModel``;
@@ -26,7 +30,12 @@ import sys
 MODEL = "cold"
 PROMPT = "Say hello."
 ANSWER = ["Hello", ", ", "how ", "can ", "I ", "help?"]
-CLIENTS = ["floor", "openagent", "openagent-cli", "openai", "openai-agents", "pydantic-ai", "claude-agent-sdk"]
+CLIENTS = [
+    "floor", "openagent", "openagent-cli", "openagent-cli-all", "openai", "openai-agents", "pydantic-ai",
+    "claude-agent-sdk",
+]  # fmt: skip
+README_PLUGINS = "openai,cli"
+"""``OPENAGENT_PLUGINS`` for the clients that stand for the README's install."""
 
 
 def _first(text: str) -> None:

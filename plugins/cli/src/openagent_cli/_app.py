@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+LOCAL_KEEP_ALIVE = 300
+"""Seconds a local model's engine started by a command stays up for the next command."""
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
@@ -141,6 +144,9 @@ def settings_from(params: dict[str, Any]) -> Settings:
                 "machine (llama.cpp); --model or OPENAGENT_MODEL picks another.",
                 err=True,
             )
+    if str(settings.get("model") or "").startswith("local:"):
+        # One command after another reuses the engine, as Ollama keeps a model loaded between requests.
+        os.environ.setdefault("OPENAGENT_LOCAL_KEEP_ALIVE", str(LOCAL_KEEP_ALIVE))
     return settings
 
 
@@ -262,7 +268,6 @@ def _exit_now(code: object) -> NoReturn:
     files are closed by their owners, exit handlers (the local engine's shutdown, logging's) are run here.
     """
     import atexit
-    import os
 
     if isinstance(code, str):  # sys.exit("message"), as the interpreter would print it
         print(code, file=sys.stderr)

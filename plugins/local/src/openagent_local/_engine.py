@@ -1,9 +1,11 @@
 """The engine process: llama.cpp's HTTP server from the prebuilt ``xllamacpp`` wheel, serving one model.
 
-``python -m openagent_local._engine --model PATH --alias NAME [--ctx-size N] [--threads N]
-[--chat-template FILE]`` loads the model, listens on a free loopback port chosen by the server itself, and
+``python -P …/openagent_local/_engine.py --model PATH --alias NAME [--ctx-size N] [--threads N]
+[--chat-template FILE]`` (run by path, ``-P``: the package is not imported, only the standard library and ``xllamacpp``) loads
+the model, listens on a free loopback port chosen by the server itself, and
 writes one line to stdout, ``listening http://127.0.0.1:<port>``, once it is ready. It then serves until
-SIGTERM, SIGINT or SIGHUP, and shuts the server down cleanly (llama.cpp's own log goes to stderr).
+SIGTERM, SIGINT or SIGHUP, or, with ``--idle-exit SECONDS``, until no request has come for that long, and shuts
+the server down cleanly (llama.cpp's own log goes to stderr).
 
 It runs as a process of its own, not inside the agent's: other processes reuse it, a crash of the engine is
 a typed error for the agent rather than the end of it, and loading a model never blocks an event loop.
@@ -12,9 +14,12 @@ a typed error for the agent rather than the end of it, and loading a model never
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["READY", "engine_version", "main"]
@@ -22,6 +27,9 @@ __all__ = ["READY", "engine_version", "main"]
 READY = "listening "
 """The start of the line the engine writes when it is ready, followed by its root URL."""
 HOST = "127.0.0.1"
+MAX_TOKENS = 1024
+"""Tokens an answer may take when the request sets no limit: a small model can otherwise repeat itself until
+its context is full (minutes on a CPU)."""
 
 
 def engine_version() -> str | None:
@@ -41,7 +49,33 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ctx-size", type=int, default=4096)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--chat-template", type=Path, default=None)
+    parser.add_argument("--idle-exit", type=float, default=0.0, help="seconds without a request, then exit")
     return parser.parse_args(argv)
+
+
+def _activity(port: int) -> tuple[object, bool]:
+    """What the server's slots are doing: a value that changes with every request, and whether one runs."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=5)
+    try:
+        connection.request("GET", "/slots")
+        slots = json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
+    return tuple((s.get("id"), s.get("id_task")) for s in slots), any(s.get("is_processing") for s in slots)
+
+
+def _exit_when_idle(port: int, seconds: float, stop: threading.Event) -> None:
+    """Set ``stop`` once no request has started or run for ``seconds``."""
+    last, since = None, time.monotonic()
+    while not stop.wait(min(5.0, max(seconds / 4, 0.1))):
+        try:
+            seen, busy = _activity(port)
+        except (OSError, ValueError, http.client.HTTPException):
+            continue  # a busy server may be slow to answer: that is not idleness
+        if seen != last or busy:
+            last, since = seen, time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            stop.set()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     params.model.path = str(args.model)
     params.model_alias = {args.alias}
     params.n_ctx = args.ctx_size
+    params.n_predict = MAX_TOKENS
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.hostnames = [HOST]
@@ -73,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"llama.cpp could not serve {args.model}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     print(f"{READY}{server.listening_address}", flush=True)
+    if args.idle_exit > 0:
+        port = int(str(server.listening_address).rpartition(":")[2])
+        threading.Thread(target=_exit_when_idle, args=(port, args.idle_exit, stop), daemon=True).start()
     stop.wait()
     del server  # the destructor stops the HTTP server and its worker threads
     return 0

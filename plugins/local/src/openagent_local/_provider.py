@@ -28,12 +28,14 @@ from ._server import RunningServer, ServerSpec, ensure_server, server_alive
 if TYPE_CHECKING:
     from openagent_openai import ChatCompletionsProvider, OpenAIProfile
 
-__all__ = ["TEMPLATE_ENV", "LocalProvider"]
+__all__ = ["KEEP_ALIVE_ENV", "TEMPLATE_ENV", "LocalProvider"]
 
 logger = logging.getLogger("openagent.local")
 
 TEMPLATE_ENV = "OPENAGENT_LOCAL_CHAT_TEMPLATE"
 """A Jinja chat template file for model strings to use (the model's own template otherwise)."""
+KEEP_ALIVE_ENV = "OPENAGENT_LOCAL_KEEP_ALIVE"
+"""Seconds a server stays up after its last request when the provider does not say (default 0)."""
 
 
 def _profile() -> OpenAIProfile:
@@ -70,6 +72,8 @@ class LocalProvider:
             model's own.
         ctx_size: the server's context window in tokens.
         threads: CPU threads for decoding (default: half the cores, at least one).
+        keep_alive: seconds the engine stays up after its last request, for later processes to reuse
+            (default: ``OPENAGENT_LOCAL_KEEP_ALIVE``, else 0: it stops when this process exits).
         root: the cache folder for state files (default: the user cache directory's ``openagent``).
 
     Raises:
@@ -85,6 +89,7 @@ class LocalProvider:
         chat_template: str | Path | None = None,
         ctx_size: int = 4096,
         threads: int | None = None,
+        keep_alive: float | None = None,
         root: Path | None = None,
     ) -> None:
         self._base_url = base_url
@@ -100,6 +105,7 @@ class LocalProvider:
                 chat_template=_template_file(template),
                 ctx_size=ctx_size,
                 threads=threads,
+                keep_alive=keep_alive if keep_alive is not None else _keep_alive_env(),
             )
         else:
             self.model = model
@@ -181,3 +187,11 @@ def _template_file(template: str | Path | None) -> Path | None:
     if not path.is_file():
         raise ConfigError(f"no chat template file {str(path)!r}")
     return path.resolve()
+
+
+def _keep_alive_env() -> float:
+    raw = os.environ.get(KEEP_ALIVE_ENV, "")
+    try:
+        return max(float(raw), 0.0) if raw else 0.0
+    except ValueError:
+        raise ConfigError(f"{KEEP_ALIVE_ENV} must be a number of seconds, not {raw!r}") from None

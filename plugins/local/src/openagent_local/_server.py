@@ -47,7 +47,9 @@ __all__ = [
 
 logger = logging.getLogger("openagent.local")
 
-ENGINE = "openagent_local._engine"
+ENGINE = str(Path(__file__).with_name("_engine.py"))
+"""The engine's script, run by path: ``python -m openagent_local._engine`` would import the package, and with it
+all of openagent, before llama.cpp loads (a second of start-up where bytecode is not cached)."""
 START_TIMEOUT = 120.0
 """Seconds to wait for ``/health`` (a 100 MB model is ready in under a second; large ones take longer)."""
 STOP_TIMEOUT = 5.0
@@ -65,6 +67,9 @@ class ServerSpec:
     ctx_size: int = 4096
     threads: int | None = None
     """CPU threads for decoding; `default_threads` when ``None``."""
+    keep_alive: float = 0.0
+    """Seconds the server stays up after its last request, outliving the process that started it (as
+    Ollama's ``keep_alive``); ``0``: it stops when that process exits. Not part of the key."""
 
     @property
     def key(self) -> str:
@@ -74,10 +79,12 @@ class ServerSpec:
 
     def command(self) -> list[str]:
         """The engine's command line for this spec (it picks its own free port)."""
-        cmd = [sys.executable, "-m", ENGINE, "--model", str(self.model), "--alias", self.alias]
+        cmd = [sys.executable, "-P", ENGINE, "--model", str(self.model), "--alias", self.alias]
         cmd += ["--ctx-size", str(self.ctx_size), "--threads", str(self.threads or default_threads())]
         if self.chat_template is not None:
             cmd += ["--chat-template", str(self.chat_template)]
+        if self.keep_alive > 0:
+            cmd += ["--idle-exit", str(self.keep_alive)]
         return cmd
 
 
@@ -169,7 +176,7 @@ def server_alive(server: RunningServer) -> bool:
         cmdline = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True
-    return ENGINE.encode() in cmdline[:4]  # python -m openagent_local._engine …
+    return ENGINE.encode() in cmdline[:4]  # python -P …/openagent_local/_engine.py …
 
 
 def _healthy(server: RunningServer, timeout: float = 2.0) -> bool:
@@ -329,7 +336,7 @@ def ensure_server_sync(spec: ServerSpec, *, root: Path | None = None, detach: bo
             if server_alive(current):
                 stop_server(current, root=root)
             state.unlink(missing_ok=True)
-        return _spawn(spec, state, detach)
+        return _spawn(spec, state, detach or spec.keep_alive > 0)
 
 
 async def ensure_server(spec: ServerSpec, *, root: Path | None = None) -> RunningServer:

@@ -221,8 +221,14 @@ def _output_format(path: Path | None) -> dict[str, Any] | None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A JSON schema file the final answer must match.",
 )
+@click.option("--max-tokens", type=click.IntRange(min=1), help="At most this many tokens per model answer.")
 def run(
-    prompt: str, as_json: bool, include_partial_messages: bool, output_schema: Path | None, **params: Any
+    prompt: str,
+    as_json: bool,
+    include_partial_messages: bool,
+    output_schema: Path | None,
+    max_tokens: int | None,
+    **params: Any,
 ) -> None:
     """Run one prompt headless; PROMPT '-' reads it from stdin.
 
@@ -245,6 +251,7 @@ def run(
             continue_conversation=params["continue_"],
             output_format=output_format,
             include_partial_messages=include_partial_messages or not as_json,
+            max_tokens=max_tokens,
         )
     except (TypeError, ConfigError) as exc:
         fail(str(exc), EXIT_USAGE)

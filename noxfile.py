@@ -213,7 +213,7 @@ def record(session: nox.Session) -> None:
 
     ``--provider`` picks the endpoint (``OPENAGENT_RECORD_PROVIDER``; its URL, key and model come from
     ``OPENAGENT_RECORD_BASE_URL`` / ``_API_KEY`` / ``_MODEL``); anthropic cassettes need ANTHROPIC_API_KEY,
-    and llama.cpp ones the server the local plugin builds (``python -m openagent_local install``).
+    and llama.cpp ones a running llama.cpp server (``python -m openagent_local start`` starts one).
     """
     args = list(session.posargs)
     env = {}

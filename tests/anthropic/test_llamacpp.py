@@ -34,7 +34,7 @@ def _binary() -> Path:
     found = sorted((Path.home() / ".cache" / "openagent" / "llama-server").glob("*/llama-server"))
     if not found:
         pytest.fail(
-            "recording needs llama-server: set OPENAGENT_LLAMA_SERVER (python -m openagent_local install)"
+            "recording needs a llama-server binary: set OPENAGENT_LLAMA_SERVER"
         )
     return found[-1]
 

@@ -653,7 +653,8 @@ class ScriptedServer:
         except asyncio.IncompleteReadError:
             return False  # the client closed a kept-alive connection
         lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
+        method, target, _ = lines[0].split(" ", 2)
+        path = target.split("?", 1)[0]  # Claude Code's CLI posts to /v1/messages?beta=true
         headers: dict[str, str] = {}
         for line in lines[1:]:
             if line:
@@ -674,9 +675,8 @@ class ScriptedServer:
         if self.record:
             with self._lock:
                 self.requests.append(RecordedRequest(method, path, headers, body, script))
-        route = path.partition("?")[0].rstrip("/")  # clients add queries (Claude Code: ?beta=true)
-        wire = "anthropic" if route.endswith("/messages") else "openai"
-        if method != "POST" or not route.endswith(("/chat/completions", "/messages")):
+        wire = "anthropic" if path.rstrip("/").endswith("/messages") else "openai"
+        if method != "POST" or not (path.rstrip("/").endswith(("/chat/completions", "/messages"))):
             await self._json(writer, 404, _error_body(wire, 404, f"no route for {method} {path}"))
             return keep_alive
         if turn is None:

@@ -63,7 +63,9 @@ def openagent(url: str) -> None:
     from openagent import AgentOptions, StreamEvent, query
 
     async def main() -> None:
-        options = AgentOptions(model=f"openai-compatible:{MODEL}", base_url=url, include_partial_messages=True)
+        options = AgentOptions(
+            model=f"openai-compatible:{MODEL}", base_url=url, include_partial_messages=True
+        )
         async for message in query(prompt=PROMPT, options=options):
             if isinstance(message, StreamEvent) and message.event.get("type") == "content_block_delta":
                 _first(message.event["delta"].get("text", ""))
@@ -97,7 +99,10 @@ def openai_agents(url: str) -> None:
     async def main() -> None:
         result = Runner.run_streamed(agent, input=PROMPT)
         async for event in result.stream_events():
-            if event.type == "raw_response_event" and getattr(event.data, "type", "") == "response.output_text.delta":
+            if (
+                event.type == "raw_response_event"
+                and getattr(event.data, "type", "") == "response.output_text.delta"
+            ):
                 _first(event.data.delta)
 
     asyncio.run(main())

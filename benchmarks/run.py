@@ -266,7 +266,10 @@ def scenario_imports(runs: int) -> dict[str, Any]:
                 [sys.executable, "-c", code.format("openagent")], capture_output=True, text=True, env=uncached
             )
             times.append(float(done.stdout))
-    out["openagent, no bytecode cache"] = {"median_ms": statistics.median(times) * 1000, "min_ms": min(times) * 1000}
+    out["openagent, no bytecode cache"] = {
+        "median_ms": statistics.median(times) * 1000,
+        "min_ms": min(times) * 1000,
+    }
     return out
 
 
@@ -304,8 +307,11 @@ def scenario_cold(server: Server, clients: list[str], runs: int, tmp: Path) -> l
     env = bench_env(tmp)
     env["XDG_CONFIG_HOME"] = str(tmp / "config")  # no user settings for the CLI
     cli = str(Path(sys.executable).parent / "openagent")
-    needs = {"openagent-cli": "openagent_cli", "openagent-cli-all": "openagent_cli", "openai-agents": "agents", "pydantic-ai": "pydantic_ai",
-             "claude-agent-sdk": "claude_agent_sdk", "openai": "openai", "openagent": "openagent", "floor": "httpx"}  # fmt: skip
+    needs = {
+        "floor": "httpx", "openagent": "openagent", "openagent-cli": "openagent_cli",
+        "openagent-cli-all": "openagent_cli", "openai": "openai", "openai-agents": "agents",
+        "pydantic-ai": "pydantic_ai", "claude-agent-sdk": "claude_agent_sdk",
+    }  # fmt: skip
     commands = {}
     for client in clients:
         if importlib.util.find_spec(needs[client]) is None:
@@ -333,7 +339,9 @@ def scenario_cold(server: Server, clients: list[str], runs: int, tmp: Path) -> l
             row["first_ms"] = statistics.median(d["first_s"] for d in good) * 1000
             row["exit_ms"] = statistics.median(d["exit_s"] for d in good) * 1000
         else:
-            row["error"] = (done[-1]["err"] or done[-1]["out"]).strip().splitlines()[-1:] if done else "not run"
+            row["error"] = (
+                (done[-1]["err"] or done[-1]["out"]).strip().splitlines()[-1:] if done else "not run"
+            )
         rows.append(row)
     floor = next((r for r in rows if r["client"] == "floor" and "exit_ms" in r), None)
     for row in rows:
@@ -468,7 +476,10 @@ def verdicts(results: dict[str, Any]) -> list[str]:
         if "exit_vs_floor" in cold_rows.get(client, {}):
             ratio = cold_rows[client]["exit_vs_floor"]
             ok = "MET" if ratio <= TARGETS["cold_cli_vs_floor"] else "MISSED"
-            out.append(f"(cold) {client}, process start to exit = {ratio:.2f}× the httpx script (target ≤ 1.5×): {ok}")
+            out.append(
+                f"(cold) {client}, process start to exit = {ratio:.2f}× the httpx script "
+                f"(target ≤ 1.5×): {ok}"
+            )
     c = results.get("c", {}).get("openagent", {})
     if "median_ms" in c:
         ok = "MET" if c["median_ms"] <= TARGETS["c_import_ms"] else "MISSED"
@@ -614,7 +625,9 @@ def main() -> None:
                 )
             if "cold" in scenarios:
                 print(f"(cold) one prompt from process start, {args.cold_runs} rounds", flush=True)
-                cold_clients = [c for c in (args.clients or ",".join(cold.CLIENTS)).split(",") if c in cold.CLIENTS]
+                cold_clients = [
+                    c for c in (args.clients or ",".join(cold.CLIENTS)).split(",") if c in cold.CLIENTS
+                ]
                 results["cold"] = scenario_cold(server, cold_clients, args.cold_runs, tmp)
             if "c" in scenarios:
                 print("(c) import time", flush=True)

@@ -55,9 +55,7 @@ def _healthy(provider: LocalProvider) -> bool:
     return httpx.get(provider.server.base_url.removesuffix("/v1") + "/health").status_code == 200
 
 
-async def test_plain_text_streams_through_the_plugin(
-    smollm2: ModelFile, plugins: None
-):
+async def test_plain_text_streams_through_the_plugin(smollm2: ModelFile, plugins: None):
     options = AgentOptions(
         model="local:smollm2", include_partial_messages=True, max_tokens=40, persist_session=False, **PINNED
     )
@@ -107,9 +105,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-async def test_a_tool_call_is_executed_by_the_loop_and_answered(
-    smollm2: ModelFile
-):
+async def test_a_tool_call_is_executed_by_the_loop_and_answered(smollm2: ModelFile):
     """The README's offline quick start: ``tool_choice="required"`` holds the first turn to a valid call
     (the engine's grammar); the turn after the result is the model's own."""
     provider = LocalProvider("smollm2")
@@ -164,9 +160,7 @@ async def test_a_tool_call_is_executed_by_the_loop_and_answered(
     "ignore:Exception ignored in. <async_generator object PoolByteStream.__aiter__"
     ":pytest.PytestUnraisableExceptionWarning"
 )
-async def test_an_interrupt_mid_stream_ends_the_turn_and_the_session_goes_on(
-    smollm2: ModelFile
-):
+async def test_an_interrupt_mid_stream_ends_the_turn_and_the_session_goes_on(smollm2: ModelFile):
     provider = LocalProvider("smollm2")
     options = AgentOptions(model=provider, include_partial_messages=True, max_tokens=400, **PINNED)
     try:
@@ -194,9 +188,7 @@ async def test_an_interrupt_mid_stream_ends_the_turn_and_the_session_goes_on(
         await provider.aclose()
 
 
-async def test_a_server_killed_mid_stream_is_a_typed_error_and_the_session_survives(
-    smollm2: ModelFile
-):
+async def test_a_server_killed_mid_stream_is_a_typed_error_and_the_session_survives(smollm2: ModelFile):
     # A server of its own (another context size), so killing it does not disturb the other tests.
     provider = LocalProvider("smollm2", ctx_size=2048)
     options = AgentOptions(model=provider, include_partial_messages=True, max_tokens=400, **PINNED)

@@ -21,14 +21,21 @@ pytestmark = pytest.mark.anyio
 ADD = ToolSpec(
     "add",
     "Add two numbers.",
-    {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"],
+    },
 )
 ECHO = ToolSpec("echo", "Repeat a text.", {"type": "object", "properties": {"text": {"type": "string"}}})
 
 
 def _request(prompt: str = "Say hello.", **kwargs) -> ModelRequest:
     return ModelRequest(
-        model="smollm2", messages=[UserMessage(content=prompt)], max_tokens=kwargs.pop("max_tokens", 16), **kwargs
+        model="smollm2",
+        messages=[UserMessage(content=prompt)],
+        max_tokens=kwargs.pop("max_tokens", 16),
+        **kwargs,
     )
 
 
@@ -64,7 +71,9 @@ async def test_the_first_request_starts_the_server_and_events_stream(root: Path,
 
 
 @pytest.mark.parametrize("how", ["argument", "environment"])
-async def test_a_chat_template_file_is_used(root: Path, tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch):
+async def test_a_chat_template_file_is_used(
+    root: Path, tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+):
     template = tmp_path / "plain.jinja"
     template.write_text(
         "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -92,7 +101,9 @@ async def test_a_missing_template_or_model_fails_before_anything_starts(root: Pa
 async def test_a_required_tool_call_is_held_to_the_grammar(root: Path, model: Path):
     """Even the 135M model writes a valid call: the sampler admits nothing else."""
     provider = _provider(root)
-    request = _request("What is 2 + 3?", tools=[ADD, ECHO], tool_choice={"type": "tool", "name": "add"}, max_tokens=64)
+    request = _request(
+        "What is 2 + 3?", tools=[ADD, ECHO], tool_choice={"type": "tool", "name": "add"}, max_tokens=64
+    )
     try:
         events = await _events(provider, request)
     finally:
@@ -107,7 +118,10 @@ def test_a_call_is_forced_only_on_a_turn_that_answers_the_user():
     asked = _request(tools=[ADD], tool_choice="required")
     assert must_call(asked) == ""
     assert must_call(_request(tools=[ADD], tool_choice="any")) == ""
-    assert must_call(_request(tools=[ADD], tool_choice={"type": "function", "function": {"name": "add"}})) == "add"
+    assert (
+        must_call(_request(tools=[ADD], tool_choice={"type": "function", "function": {"name": "add"}}))
+        == "add"
+    )
     assert must_call(_request(tools=[ADD], tool_choice="auto")) is None
     assert must_call(_request(tools=[], tool_choice="required")) is None
     answered = ModelRequest(
@@ -126,7 +140,7 @@ def test_a_call_is_forced_only_on_a_turn_that_answers_the_user():
 def test_the_grammar_names_each_offered_tool_and_its_schema():
     grammar = forced_call_grammar(_request(tools=[ADD, ECHO]))
     head, _, schema = grammar.rpartition("call: %json ")
-    assert head.startswith("%llguidance {}\nstart: \"<tool_call>\\n\" call \"\\n</tool_call>\"")
+    assert head.startswith('%llguidance {}\nstart: "<tool_call>\\n" call "\\n</tool_call>"')
     calls = json.loads(schema)["anyOf"]
     assert [c["properties"]["name"]["const"] for c in calls] == ["add", "echo"]
     assert calls[0]["properties"]["arguments"] == ADD.input_schema
@@ -142,7 +156,9 @@ async def test_a_server_killed_mid_stream_is_a_connection_error_and_the_next_req
         seen = []
         with pytest.raises(ProviderConnectionError) as info:
             with anyio.fail_after(60):
-                async for event in provider.stream(_request("Write a long story about a dragon.", max_tokens=400)):
+                async for event in provider.stream(
+                    _request("Write a long story about a dragon.", max_tokens=400)
+                ):
                     seen.append(event)
                     if len(seen) == 3:
                         assert provider.server is not None

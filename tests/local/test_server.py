@@ -165,7 +165,9 @@ def test_state_naming_an_unrelated_process_is_replaced_without_touching_it(root:
         bystander.wait()
 
 
-@pytest.mark.parametrize("content", ["{not json", '{"key": "k", "pid": "x"}', "[]"], ids=["torn", "typed", "list"])
+@pytest.mark.parametrize(
+    "content", ["{not json", '{"key": "k", "pid": "x"}', "[]"], ids=["torn", "typed", "list"]
+)
 def test_a_corrupt_state_file_is_replaced(root: Path, model: Path, content: str):
     spec = ServerSpec(model=model, **SMALL)
     folder = root / "local" / "running"
@@ -199,7 +201,11 @@ def test_a_kept_alive_server_outlives_its_starter_and_exits_when_idle(root: Path
     [server] = running_servers(root)  # the starter has exited; the server has not
     assert server.pid == int(pid) and server.owner_pid is None
     assert ensure_server_sync(ServerSpec(model=model, **SMALL, keep_alive=3), root=root).pid == server.pid
-    httpx.post(f"{server.base_url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}, timeout=30)
+    httpx.post(
+        f"{server.base_url}/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2},
+        timeout=30,
+    )
     assert _wait_gone(server.pid), "idle for its keep-alive: it shuts itself down"
     assert "main loop exited" in Path(server.log or "").read_text()
     assert running_servers(root) == []

@@ -106,7 +106,7 @@ def test_a_request_never_imports_the_openai_package() -> None:
         "from openagent.models import ModelRequest\n"
         "from openagent.types import UserMessage\n"
         "from openagent_openai import ChatCompletionsProvider, PROFILES\n"
-        "body = b'data: {\"choices\": [{\"index\": 0, \"delta\": {\"content\": \"ok\"}}]}\\n\\ndata: [DONE]\\n\\n'\n"
+        'body = b\'data: {"choices": [{"index": 0, "delta": {"content": "ok"}}]}\\n\\ndata: [DONE]\\n\\n\'\n'
         "answer = lambda r: httpx2.Response(200, headers={'content-type': 'text/event-stream'}, content=body)\n"
         "client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))\n"
         "p = ChatCompletionsProvider('m', profile=PROFILES['llamacpp'], http_client=client)\n"

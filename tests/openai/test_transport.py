@@ -229,7 +229,9 @@ async def test_the_headers_are_the_official_clients(
     assert (org is not None) == ("openai-organization" in ours.headers)
 
 
-async def test_organization_headers_go_to_openai_only(anyio_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_organization_headers_go_to_openai_only(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_ORG_ID", "org-123")
     p = ChatCompletionsProvider("m", profile=PROFILES["ollama"], http_client=httpx2.AsyncClient())
     assert "OpenAI-Organization" not in p._endpoint.headers
@@ -260,10 +262,6 @@ async def test_the_shared_client_has_the_official_defaults(anyio_backend: str) -
 
 async def test_plain_http_never_loads_the_ca_bundle(anyio_backend: str) -> None:
     """A loopback server over plain HTTP: the https pool (and its TLS context) is never made."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from scripted_server import ScriptedServer, Turn
 
     with ScriptedServer() as server:
@@ -303,7 +301,9 @@ async def test_requests_go_through_the_proxy_the_environment_names(
     monkeypatch.delenv("no_proxy", raising=False)
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, proxy)
-        p = ChatCompletionsProvider("m", profile=PROFILES["openai"], base_url="http://models.test/v1", api_key=KEY)
+        p = ChatCompletionsProvider(
+            "m", profile=PROFILES["openai"], base_url="http://models.test/v1", api_key=KEY
+        )
         with anyio.fail_after(10):
             assert await events_of(p) == [TextDelta("x"), Stop("end_turn", "stop")]
         tg.cancel_scope.cancel()
@@ -337,11 +337,9 @@ def test_the_pool_is_closed_when_its_event_loop_ends_and_not_shared_across_loops
     assert clients[0].is_closed and clients[1].is_closed
 
 
-def test_consecutive_queries_reuse_one_connection(anyio_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+def test_consecutive_queries_reuse_one_connection(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from scripted_server import ScriptedServer, Turn
 
     from openagent import AgentOptions, query

@@ -102,7 +102,7 @@ class _Table(dict[str, Any]):
             self[name] = value
         return value
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         """The resolved value, or ``default`` when the name is unknown or its plugin is broken."""
         try:
             return self[name]
@@ -243,7 +243,9 @@ class Registry:
         self.hooks.setdefault(event, []).append(matcher)
         info.hooks.append(event)
 
-    def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool] | Lazy, name: str | None = None) -> None:
+    def _add_tools(
+        self, info: PluginInfo, tools: Tool | Iterable[Tool] | Lazy, name: str | None = None
+    ) -> None:
         from .tools import Tool
 
         if isinstance(tools, Lazy):

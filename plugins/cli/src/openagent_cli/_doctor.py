@@ -147,8 +147,8 @@ def _next_steps(
             )
     if not up and not model and embedded:
         steps.append(
-            f"no model server answered; the offline model is installed: openagent run 'Hello' uses {embedded} "
-            "(llama.cpp on this machine, no server to start)"
+            "no model server answered; the offline model is installed: openagent run 'Hello' uses "
+            f"{embedded} (llama.cpp on this machine, no server to start)"
         )
     elif not up:
         offline = (

@@ -1,11 +1,11 @@
 """The engine process: llama.cpp's HTTP server from the prebuilt ``xllamacpp`` wheel, serving one model.
 
 ``python -P …/openagent_local/_engine.py --model PATH --alias NAME [--ctx-size N] [--threads N]
-[--chat-template FILE]`` (run by path, ``-P``: the package is not imported, only the standard library and ``xllamacpp``) loads
-the model, listens on a free loopback port chosen by the server itself, and
+[--chat-template FILE] [--idle-exit SECONDS]`` (run by path: the package is not imported, only the standard
+library and ``xllamacpp``) loads the model, listens on a free loopback port chosen by the server itself, and
 writes one line to stdout, ``listening http://127.0.0.1:<port>``, once it is ready. It then serves until
-SIGTERM, SIGINT or SIGHUP, or, with ``--idle-exit SECONDS``, until no request has come for that long, and shuts
-the server down cleanly (llama.cpp's own log goes to stderr).
+SIGTERM, SIGINT or SIGHUP, or, with ``--idle-exit``, until no request has come for that long, and shuts the
+server down cleanly (llama.cpp's own log goes to stderr).
 
 It runs as a process of its own, not inside the agent's: other processes reuse it, a crash of the engine is
 a typed error for the agent rather than the end of it, and loading a model never blocks an event loop.

@@ -18,8 +18,8 @@ import http.client
 import json
 import logging
 import os
-import signal
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -48,8 +48,8 @@ __all__ = [
 logger = logging.getLogger("openagent.local")
 
 ENGINE = str(Path(__file__).with_name("_engine.py"))
-"""The engine's script, run by path: ``python -m openagent_local._engine`` would import the package, and with it
-all of openagent, before llama.cpp loads (a second of start-up where bytecode is not cached)."""
+"""The engine's script, run by path: ``python -m openagent_local._engine`` would import the package, and with
+it all of openagent, before llama.cpp loads (a second of start-up where bytecode is not cached)."""
 START_TIMEOUT = 120.0
 """Seconds to wait for ``/health`` (a 100 MB model is ready in under a second; large ones take longer)."""
 STOP_TIMEOUT = 5.0

@@ -127,7 +127,14 @@ class Endpoint:
         if client is not None:
             await client.aclose()
 
-    async def send(self, path: str, body: bytes, *, timeout: float | None, stream: bool = True) -> Any:
+    async def send(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        timeout: float | None,  # noqa: ASYNC109 - the request's own timeout, handed to httpx2 as its phases
+        stream: bool = True,
+    ) -> Any:
         """POST ``body`` (JSON) to ``path``; the response's body is left to stream.
 
         Raises:
@@ -149,7 +156,9 @@ class Endpoint:
         try:
             response = await http.send(request, stream=True)
         except self.timeout_errors as exc:
-            raise ProviderTimeoutError(f"no answer from {self.base_url} in time", provider=self.provider) from exc
+            raise ProviderTimeoutError(
+                f"no answer from {self.base_url} in time", provider=self.provider
+            ) from exc
         except self.transport_errors as exc:
             raise ProviderConnectionError(
                 f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}", provider=self.provider
@@ -220,7 +229,7 @@ def _async_library() -> str:
     return "trio" if "trio" in anyio.lowlevel.get_async_backend().__module__ else "asyncio"
 
 
-# --- the shared pool ------------------------------------------------------------------------------------------
+# --- the shared pool --------------------------------------------------------------------------------------
 
 
 async def _shared_client() -> Any:
@@ -253,8 +262,7 @@ async def _shared_client() -> Any:
 
 
 class _Transports:
-    """The connection pools of a shared client: one for ``http://`` and one for ``https://``, each made on its
-    first request.
+    """The connection pools of a shared client, one per scheme, each made on its first request.
 
     Making an ``https`` pool loads the CA bundle (a TLS context: 50–150 ms of CPU on a small machine); a
     conversation with a server on loopback over plain HTTP never pays it. Verification is the same as the

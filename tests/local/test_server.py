@@ -181,10 +181,11 @@ def test_a_corrupt_state_file_is_replaced(root: Path, model: Path, content: str)
 
 
 def test_a_model_the_engine_cannot_load_is_a_connection_error_quoting_its_log(root: Path, not_a_model: Path):
-    with pytest.raises(ProviderConnectionError, match="could not serve") as info:
+    with pytest.raises(ProviderConnectionError, match="did not become ready") as info:
         ensure_server_sync(ServerSpec(model=not_a_model, alias="broken"), root=root)
     assert info.value.provider == "local"
-    assert "did not become ready (exit status 1)" in str(info.value)
+    # llama.cpp's own words from the log (it may exit from C++ before Python can add its line).
+    assert "failed to load model" in str(info.value) or "could not serve" in str(info.value)
     assert running_servers(root) == []
 
 

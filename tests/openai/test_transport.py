@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from openai_replay import sse
 
-from openagent.errors import AuthenticationError, ProviderError, StreamError
+from openagent.errors import AuthenticationError, ProviderConnectionError, ProviderError, StreamError
 from openagent.models import ModelRequest, Stop, TextDelta
 from openagent.types import UserMessage
 from openagent_openai import PROFILES, ChatCompletionsProvider
@@ -361,3 +361,64 @@ def test_consecutive_queries_reuse_one_connection(
 
         assert anyio.run(two_queries, server.url, backend=anyio_backend) == ["one", "two"]
         assert server.total_connections == 1
+
+
+async def test_aclose_connections_closes_this_loops_pools_and_new_ones_open_after(anyio_backend: str) -> None:
+    from openagent_openai import aclose_connections
+
+    first = await ChatCompletionsProvider("a", profile=PROFILES["llamacpp"])._endpoint.client()
+    await aclose_connections()
+    assert first.is_closed
+    second = await ChatCompletionsProvider("a", profile=PROFILES["llamacpp"])._endpoint.client()
+    assert second is not first and not second.is_closed
+    await aclose_connections()
+    await aclose_connections()  # nothing left: a no-op
+
+
+async def _serve_dropping(first_dropped: int) -> tuple[Any, list[bytes], Any]:
+    """A loopback server that closes its first ``first_dropped`` connections on receiving a request, unanswered,
+    then answers with an event stream."""
+    import anyio
+
+    seen: list[bytes] = []
+
+    async def handle(stream: Any) -> None:
+        async with stream:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += await stream.receive()
+            seen.append(head.split(b"\r\n", 1)[0])
+            if len(seen) <= first_dropped:
+                return  # closed: "Server disconnected without sending a response"
+            body = sse(TEXT, STOP)
+            await stream.send(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n"
+                + f"content-length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    return listener, seen, handle
+
+
+@pytest.mark.parametrize(
+    ("dropped", "answered"), [(1, True), (2, False)], ids=["once-retried", "twice-fails"]
+)
+async def test_a_request_the_server_drops_unanswered_is_sent_once_more(
+    anyio_backend: str, dropped: int, answered: bool
+) -> None:
+    import anyio
+
+    listener, seen, handle = await _serve_dropping(dropped)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        p = ChatCompletionsProvider("m", profile=PROFILES["llamacpp"], base_url=f"http://127.0.0.1:{port}/v1")
+        with anyio.fail_after(10):
+            if answered:
+                assert await events_of(p) == [TextDelta("x"), Stop("end_turn", "stop")]
+            else:
+                with pytest.raises(ProviderConnectionError, match="Server disconnected"):
+                    await events_of(p)
+        tg.cancel_scope.cancel()
+    assert len(seen) == 2, "one retry, never more"

@@ -121,6 +121,11 @@ async def assert_resumable(
 
 
 async def assert_nothing_left(server: ScriptedServer, tasks_before: int) -> None:
+    # The openai plugin keeps its idle keep-alive connections for the next query until the event loop ends;
+    # closed now, nothing else may be left open.
+    from openagent_openai import aclose_connections
+
+    await aclose_connections()
     await wait_until(lambda: server.open_connections == 0)
     # An async generator abandoned mid-stream inside the HTTP library is closed by the event loop's
     # finaliser task on a later tick; that task ends by itself. A task that never ends fails here.

@@ -14,9 +14,10 @@ from openagent.hookspecs import hookimpl, lazy
 from ._profiles import PROFILES, OpenAIProfile
 
 if TYPE_CHECKING:
+    from ._http import aclose_connections
     from ._provider import ChatCompletionsProvider
 
-__all__ = ["PROFILES", "ChatCompletionsProvider", "OpenAIProfile", "register_providers"]
+__all__ = ["PROFILES", "ChatCompletionsProvider", "OpenAIProfile", "aclose_connections", "register_providers"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,6 +25,10 @@ def __getattr__(name: str) -> Any:
         from ._provider import ChatCompletionsProvider
 
         return ChatCompletionsProvider
+    if name == "aclose_connections":
+        from ._http import aclose_connections
+
+        return aclose_connections
     raise AttributeError(f"module 'openagent_openai' has no attribute {name!r}")
 
 

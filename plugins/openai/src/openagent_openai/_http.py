@@ -43,7 +43,7 @@ from openagent.errors import (
     error_for_status,
 )
 
-__all__ = ["Endpoint", "drain", "platform_headers"]
+__all__ = ["Endpoint", "aclose_connections", "drain", "platform_headers"]
 
 VERSION = "0.1.0"
 """This plugin's version, as its ``User-Agent`` gives it."""
@@ -110,6 +110,7 @@ class Endpoint:
         """What every request carries (`send` adds the per-request ones)."""
         self.timeout_errors: tuple[type[BaseException], ...] = (httpx2.TimeoutException,)
         self.transport_errors: tuple[type[BaseException], ...] = (httpx2.TransportError,)
+        self._dropped: tuple[type[BaseException], ...] = (httpx2.RemoteProtocolError,)
 
     def url(self, path: str) -> str:
         """``base_url`` + ``path`` (``/chat/completions``), with one slash between them."""
@@ -154,7 +155,13 @@ class Endpoint:
         phases = (_TIMEOUT[1], read, read, read) if timeout is None else timeout
         request = http.build_request("POST", self.url(path), headers=headers, content=body, timeout=phases)
         try:
-            response = await http.send(request, stream=True)
+            try:
+                response = await http.send(request, stream=True)
+            except self._dropped:
+                # The connection closed before a byte of answer came: a kept-alive connection the server was
+                # closing as the request went out (llama.cpp's server closes one after a streamed answer).
+                # Nothing was received, so the request goes once more on a new connection, as browsers do.
+                response = await http.send(request, stream=True)
         except self.timeout_errors as exc:
             raise ProviderTimeoutError(
                 f"no answer from {self.base_url} in time", provider=self.provider
@@ -305,6 +312,22 @@ class _Transports:
 
 def _cert_env() -> tuple[str | None, str | None]:
     return os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+
+
+async def aclose_connections() -> None:
+    """Close this event loop's shared connection pools now, rather than when the loop ends.
+
+    Providers made afterwards in the loop open new ones. For programs (and tests) that want no idle
+    keep-alive connection left once their work is done.
+    """
+    try:
+        pools = _POOLS.get()
+    except LookupError:
+        return
+    entries, pools_left = list(pools.values()), pools
+    pools_left.clear()
+    for _client, keeper in entries:
+        await keeper.aclose()  # its finally closes the client
 
 
 async def _close_at_loop_end(client: Any) -> AsyncGenerator[None, None]:

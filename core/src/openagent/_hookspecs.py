@@ -1,5 +1,9 @@
 """The plugin hook specifications. Hooks register things once per process; they never run per request.
 
+Anything a hook registers may be given as ``lazy("package.module:attribute")`` (`openagent.plugin.lazy`):
+the module is imported when the registration is first used, so a plugin's entry-point module stays cheap to
+import however heavy what it offers is.
+
 Each hook receives a ``register`` callable, typed by one of the ``Register…`` protocols below. The core's own
 defaults (the JSONL session store, the default retry policy, the ``test`` provider, the ``Task`` subagent
 tool) are registered through these same hooks by its built-in plugin, ``openagent._builtin``.
@@ -12,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
+from ._lazy import Lazy, lazy
+
 if TYPE_CHECKING:
     from ._hooks import HookEvent, HookMatcher
     from ._models import ModelProfileSource, ProviderFactory
@@ -21,6 +27,7 @@ if TYPE_CHECKING:
     from ._tools import Tool, Toolset
 
 __all__ = [
+    "Lazy",
     "RegisterHook",
     "RegisterModelProfiles",
     "RegisterProvider",
@@ -31,6 +38,7 @@ __all__ = [
     "RegisterToolset",
     "hookimpl",
     "hookspec",
+    "lazy",
 ]
 
 hookspec = pluggy.HookspecMarker("openagent")
@@ -39,16 +47,20 @@ hookimpl = pluggy.HookimplMarker("openagent")
 
 
 class RegisterProvider(Protocol):
-    """``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key) -> Provider``."""
+    """``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key) -> Provider``,
+    or ``lazy("package.module:Provider", **bound_keyword_arguments)``.
+    """  # noqa: D205
 
-    def __call__(self, name: str, factory: ProviderFactory, *, aliases: Sequence[str] = ()) -> None:
+    def __call__(self, name: str, factory: ProviderFactory | Lazy, *, aliases: Sequence[str] = ()) -> None:
         """Register."""
 
 
 class RegisterTools(Protocol):
-    """``register(tool_or_iterable_of_tools)``: tools users select by name (``tools=["Read"]``)."""
+    """``register(tool_or_iterable_of_tools)``: tools users select by name (``tools=["Read"]``); a tool
+    whose module is heavy to import: ``register(lazy("package.module:tool"), name="ToolName")``.
+    """  # noqa: D205
 
-    def __call__(self, tools: Tool | Iterable[Tool]) -> None:
+    def __call__(self, tools: Tool | Iterable[Tool] | Lazy, *, name: str | None = None) -> None:
         """Register."""
 
 
@@ -62,7 +74,7 @@ class RegisterToolset(Protocol):
 class RegisterSessionStore(Protocol):
     """``register(scheme, factory)``; ``factory(url)`` makes a store for a ``scheme://…`` URL."""
 
-    def __call__(self, scheme: str, factory: Callable[[str], SessionStore]) -> None:
+    def __call__(self, scheme: str, factory: Callable[[str], SessionStore] | Lazy) -> None:
         """Register."""
 
 
@@ -96,12 +108,18 @@ class RegisterModelProfiles(Protocol):
 
 @hookspec
 def register_providers(register: RegisterProvider) -> None:
-    """Add providers: ``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key)``."""
+    """Add providers: ``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key)``.
+
+    ``factory`` may be ``lazy("package.module:Provider", **bound_keyword_arguments)``.
+    """
 
 
 @hookspec
 def register_tools(register: RegisterTools) -> None:
-    """Add tools users can select by name: ``register(tool_or_iterable_of_tools)``."""
+    """Add tools users can select by name: ``register(tool_or_iterable_of_tools)``.
+
+    A tool whose module is heavy to import: ``register(lazy("package.module:tool"), name="ToolName")``.
+    """
 
 
 @hookspec

@@ -1,11 +1,18 @@
-"""The plugin manager: finds plugins through entry points, collects what they register, and resolves specs.
+"""The plugin manager: finds plugins through entry points and collects what they register.
 
 Plugins load on first use, not at ``import openagent``. ``OPENAGENT_PLUGINS`` limits which load (a comma
 list of entry-point names; empty means none). A plugin that fails to import or to register is reported by
-name with its error, and the others keep working. The core's own defaults come from its built-in plugin
-(``openagent._builtin``, listed as ``openagent``), which registers them through the same hooks and always
-loads. `resolve` turns what an option holds (an instance, a registered name or URL, or ``None``) into the
-thing itself, for every kind alike.
+name with its error, and the others keep working.
+
+What a plugin registers may be a `Lazy` reference (``lazy("package.module:attribute")``) instead of the
+object itself: its module is imported when the registration is first used, not when plugins load, so a plugin
+offers a provider, store or tool without paying for the modules behind it until something needs them. A
+reference that fails to import is reported like a broken plugin (`PluginInfo.error`, a warning in the log)
+and its registration is dropped, so the lookup fails the way an unknown name does, naming the broken plugin.
+
+The core's own defaults come from its built-in plugin (``openagent._builtin``, listed as ``openagent``),
+which registers them through the same hooks and always loads. `resolve` turns what an option holds (an
+instance, a registered name or URL, or ``None``) into the thing itself, for every kind alike.
 """
 
 from __future__ import annotations
@@ -13,11 +20,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._errors import ConfigError
+from ._lazy import Lazy, lazy
 
 if TYPE_CHECKING:
     import pluggy
@@ -29,9 +37,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN",
+    "Lazy",
     "PluginInfo",
     "Registry",
     "get_plugin_manager",
+    "lazy",
     "list_plugins",
     "load_plugins",
     "registry",
@@ -46,12 +56,64 @@ DEFAULT = "default"
 """The name under which a plugin registers the default of a kind (the built-in plugin does)."""
 
 
+class _Table(dict[str, Any]):
+    """A registry table whose `Lazy` values are resolved when they are read.
+
+    A value that fails to resolve marks its plugin broken and is removed; the read then fails as for an
+    unknown name (`KeyError`, or the default of `get`).
+    """
+
+    def __init__(self, kind: str, on_error: Callable[[str, str, BaseException], None]) -> None:
+        super().__init__()
+        self.kind = kind
+        self.owners: dict[str, str] = {}
+        """Which plugin registered each name."""
+        self._on_error = on_error
+
+    def __getitem__(self, name: str) -> Any:
+        value = super().__getitem__(name)
+        if isinstance(value, Lazy):
+            try:
+                value = value.load()
+            except Exception as exc:  # a broken plugin must not take the others down
+                super().__delitem__(name)
+                self._on_error(self.owners.get(name, "?"), f"{self.kind} {name!r}", exc)
+                raise KeyError(name) from exc
+            self[name] = value
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The resolved value, or ``default`` when the name is unknown or its plugin is broken."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        """Every value, resolved (broken ones left out)."""
+        return [value for _, value in self.items()]
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        """Every ``(name, value)``, resolved (broken ones left out)."""
+        out = []
+        for name in list(self.keys()):
+            try:
+                out.append((name, self[name]))
+            except KeyError:
+                continue
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.keys()))
+
+
 @dataclass
 class PluginInfo:
     """One plugin: where it came from and what it registered, or why it is broken."""
 
     name: str
-    version: str | None = None
+    dist: Any = field(default=None, repr=False, compare=False)
+    """The installed distribution the plugin came from (``None`` for the built-in one and extras)."""
     providers: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     session_stores: list[str] = field(default_factory=list)
@@ -64,6 +126,11 @@ class PluginInfo:
     error: str | None = None
     """Why the plugin could not load or register; ``None`` when it works."""
 
+    @property
+    def version(self) -> str | None:
+        """The distribution's version, read when asked (parsing every plugin's metadata at load costs)."""
+        return str(self.dist.version) if self.dist is not None else None
+
 
 @dataclass
 class Registry:
@@ -71,17 +138,29 @@ class Registry:
 
     manager: pluggy.PluginManager
     plugins: dict[str, PluginInfo] = field(default_factory=dict)
-    providers: dict[str, ProviderFactory] = field(default_factory=dict)
-    tools: dict[str, Tool] = field(default_factory=dict)
-    session_stores: dict[str, Callable[[str], Any]] = field(default_factory=dict)
-    retry_policies: dict[str, Any] = field(default_factory=dict)
-    toolsets: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    providers: dict[str, ProviderFactory] = field(init=False)
+    tools: dict[str, Tool] = field(init=False)
+    session_stores: dict[str, Callable[[str], Any]] = field(init=False)
+    retry_policies: dict[str, Any] = field(init=False)
+    toolsets: dict[str, Callable[[Any], Any]] = field(init=False)
     hooks: dict[str, list[Any]] = field(default_factory=dict)
     """Hook matchers by event, contributed by plugins for every run."""
     skills: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Skill name → (description, body), contributed by plugins."""
     model_profiles: list[ModelProfileSource] = field(default_factory=list)
     """Maintained model data (prices, context windows), in registration order: later ones win."""
+
+    def __post_init__(self) -> None:
+        for kind in ("providers", "tools", "session_stores", "retry_policies", "toolsets"):
+            setattr(self, kind, _Table(kind.removesuffix("s").replace("_", " "), self._broken))
+
+    def _broken(self, plugin: str, what: str, exc: BaseException) -> None:
+        """A lazy registration failed to load: report its plugin as broken."""
+        error = f"{what} failed to load: {type(exc).__name__}: {exc}"
+        info = self.plugins.get(plugin)
+        if info is not None:
+            info.error = error
+        logger.warning("openagent plugin %r is broken: %s", plugin, error)
 
     @overload
     def resolve(self, kind: Literal["provider"], spec: str | Provider, **factory: Any) -> Provider: ...
@@ -150,6 +229,12 @@ class Registry:
         try:
             return self.providers[name]
         except KeyError:
+            owner = self.providers.owners.get(name) if isinstance(self.providers, _Table) else None
+            info = self.plugins.get(owner) if owner else None
+            if info is not None and info.error:
+                raise ConfigError(
+                    f"provider {name!r} comes from the plugin {owner!r}, which is broken: {info.error}"
+                ) from None
             known = ", ".join(sorted(self.providers)) or "none"
             broken = [f"{p.name} ({p.error})" for p in self.plugins.values() if p.error]
             hint = f"; plugins that failed to load: {', '.join(broken)}" if broken else ""
@@ -175,7 +260,7 @@ class Registry:
                 "register_providers",
                 lambda n, f, *, aliases=(): self._add(info, "providers", [n, *aliases], f),
             ),
-            ("register_tools", lambda t: self._add_tools(info, t)),
+            ("register_tools", lambda t, *, name=None: self._add_tools(info, t, name)),
             ("register_session_stores", lambda n, f: self._add(info, "session_stores", [n], f)),
             ("register_retry_policies", lambda n, p: self._add(info, "retry_policies", [n], p)),
             ("register_toolsets", lambda n, f: self._add(info, "toolsets", [n], f)),
@@ -197,6 +282,8 @@ class Registry:
         table: dict[str, Any] = getattr(self, kind)
         for name in names:
             table[name] = value
+            if isinstance(table, _Table):
+                table.owners[name] = info.name
             getattr(info, kind).append(name)
 
     def _add_hook(self, info: PluginInfo, event: str, matcher: Any) -> None:
@@ -207,9 +294,16 @@ class Registry:
         self.model_profiles.append(source)
         info.model_profiles += 1
 
-    def _add_tools(self, info: PluginInfo, tools: Tool | Iterable[Tool]) -> None:
+    def _add_tools(
+        self, info: PluginInfo, tools: Tool | Iterable[Tool] | Lazy, name: str | None = None
+    ) -> None:
         from ._tools import Tool
 
+        if isinstance(tools, Lazy):
+            if not name:
+                raise ConfigError(f"a lazy tool needs its name: register(lazy({tools.target!r}), name=...)")
+            self._add(info, "tools", [name], tools)
+            return
         for tool in [tools] if isinstance(tools, Tool) else list(tools):
             self._add(info, "tools", [tool.name], tool)
 
@@ -236,22 +330,20 @@ def load_plugins(extra: Iterable[tuple[str, object]] = ()) -> Registry:
     """Load the built-in plugin, the installed entry-point plugins (subject to ``OPENAGENT_PLUGINS``) and
     ``extra`` ``(name, plugin)`` pairs, and collect what they register. Never raises for a broken plugin.
     """  # noqa: D205
-    import importlib
     import importlib.metadata
 
     registry = Registry(manager=get_plugin_manager())
-    candidates: list[tuple[str, str | None, Callable[[], object]]] = [
+    candidates: list[tuple[str, Any, Callable[[], object]]] = [
         (BUILTIN[0], None, functools.partial(importlib.import_module, BUILTIN[1])),
     ]
     allowed = _allowed()
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name != BUILTIN[0] and (allowed is None or ep.name in allowed):
-            version = ep.dist.version if ep.dist is not None else None
-            candidates.append((ep.name, version, ep.load))
+            candidates.append((ep.name, ep.dist, ep.load))
     candidates.extend((name, None, functools.partial(_identity, plugin)) for name, plugin in extra)
 
-    for name, version, load in candidates:
-        info = registry.plugins[name] = PluginInfo(name=name, version=version)
+    for name, dist, load in candidates:
+        info = registry.plugins[name] = PluginInfo(name=name, dist=dist)
         plugin: object = None
         try:
             plugin = load()

@@ -3,7 +3,8 @@
 Agents are written against `openagent`; plugins against this module (and `openagent` for the message and
 tool types both kinds of code share). Every other module of the package is private.
 
-- Registering: `hookimpl`, the typed ``Register…`` arguments of the hooks, `resolve` (what an option
+- Registering: `hookimpl`, the typed ``Register…`` arguments of the hooks, `lazy` (register by
+  reference, imported on first use), `resolve` (what an option
   names: a provider, a tool, a session store, a retry policy), `registry` and `list_plugins`.
 - Providers: `ModelRequest`, `ToolSpec`, the events a stream yields (`ModelEvent`: `TextDelta`,
   `ThinkingDelta`, `ToolCallStart`, `ToolCallDelta`, `RawContent`, `Usage`, `Stop`), `Provider`,
@@ -46,6 +47,7 @@ from ._errors import (
     mask_secret,
     mask_url,
 )
+from ._lazy import Lazy, lazy
 from ._models import (
     ModelEvent,
     ModelProfile,
@@ -123,6 +125,7 @@ __all__ = [
     "ContextWindowExceededError",
     "Finish",
     "FollowUp",
+    "Lazy",
     "ModelEvent",
     "ModelProfile",
     "ModelProfileSource",
@@ -189,6 +192,7 @@ __all__ = [
     "glob_regex",
     "hookimpl",
     "json_data",
+    "lazy",
     "list_plugins",
     "mask_secret",
     "mask_url",

@@ -360,14 +360,16 @@ class ChatStream:
         if not slot.started and slot.name and slot.id:
             self._start(slot, events)
 
-    def _send(self, slot: _Slot, arguments: str, events: list[ModelEvent]) -> None:
+    @staticmethod
+    def _send(slot: _Slot, arguments: str, events: list[ModelEvent]) -> None:
         if slot.started:
             events.append(ToolCallDelta(slot.index, arguments))
         else:
             slot.pending.append(arguments)
         slot.sent = True
 
-    def _start(self, slot: _Slot, events: list[ModelEvent]) -> None:
+    @staticmethod
+    def _start(slot: _Slot, events: list[ModelEvent]) -> None:
         slot.started = True
         events.append(ToolCallStart(slot.index, slot.id, slot.name))
         if slot.pending:

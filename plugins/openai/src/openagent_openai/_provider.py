@@ -1,11 +1,13 @@
-"""`ChatCompletionsProvider`: one chat-completions endpoint, sent through the ``openai`` client's HTTP client.
+"""The providers of OpenAI's two wire formats, sent through the ``openai`` client's HTTP client.
 
-The ``openai`` client is built once per provider for its configuration (base URL, default headers, auth,
-timeouts, its ``httpx2`` client); each request is then sent through that ``httpx2`` client directly, the JSON
-body and headers built here, and the body read as raw bytes and parsed by `_chat.ChatStream` (no typed
-object per chunk). Skipping the client's per-request machinery (options, transforms, its response wrappers)
-was the largest cost above a bare ``httpx`` loop when profiled. Retries are the core loop's, applied only
-before the first event is handed on.
+`ChatCompletionsProvider` (``POST /chat/completions``, parsed by `_chat.ChatStream`) and `ResponsesProvider`
+(``POST /responses``, parsed by `_responses.ResponsesStream`) share everything but the path, the body and the
+parser: the ``openai`` client is built once per provider for its configuration (base URL, default headers,
+auth, timeouts, its ``httpx2`` client); each request is then sent through that ``httpx2`` client directly
+(one function, `_SSEProvider._open`), the JSON body and headers built here, and the body read as raw bytes
+(no typed object per chunk). Skipping the client's per-request machinery (options, transforms, its response
+wrappers) was the largest cost above a bare ``httpx`` loop when profiled. Retries are the core loop's,
+applied only before the first event is handed on.
 
 Every error raised here is a `ProviderError` with the configured API key redacted from it, in case the
 server echoed the key back.
@@ -16,16 +18,18 @@ from __future__ import annotations
 import email.utils
 import functools
 import json
+import logging
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import anyio
 
 from openagent._sse import ServerSentEvent, SSEDecoder
 from openagent.errors import (
+    BadRequestError,
     ContextWindowExceededError,
     ProviderConnectionError,
     ProviderError,
@@ -35,10 +39,14 @@ from openagent.errors import (
 )
 from openagent.models import ModelEvent, ModelRequest
 
+from . import _responses_request
 from ._chat import ChatStream, build_body
 from ._profiles import OpenAIProfile, resolve_api_key, resolve_base_url
+from ._responses import ResponsesStream
 
-__all__ = ["ChatCompletionsProvider"]
+__all__ = ["ChatCompletionsProvider", "ResponsesProvider", "make_provider"]
+
+logger = logging.getLogger("openagent.openai")
 
 # The machine-readable codes servers give a context overflow, whatever their message says: OpenAI's
 # `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("the request exceeds the available
@@ -49,8 +57,16 @@ _DRAIN_SECONDS = 2.0
 _INSTALL = 'the openai provider needs the openai package: pip install "openagent[openai]"'
 
 
-class ChatCompletionsProvider:
-    """A model behind an OpenAI chat-completions endpoint (OpenAI, Ollama, LM Studio, llama.cpp, vLLM …).
+class _Parser(Protocol):
+    done: bool
+    seen_data: bool
+
+    def feed(self, data: str) -> list[ModelEvent]: ...
+    def finish(self) -> list[ModelEvent]: ...
+
+
+class _SSEProvider:
+    """What both wires share: the client, sending, reading the event stream, and typing every failure.
 
     Args:
         model: The model name the endpoint knows (``qwen3:8b``, ``gpt-4.1-mini``).
@@ -59,6 +75,9 @@ class ChatCompletionsProvider:
         api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
         http_client: An ``httpx`` client for the ``openai`` package to send through (tests, proxies).
     """
+
+    path: ClassVar[str]
+    """Where requests go, below the base URL."""
 
     def __init__(
         self,
@@ -80,7 +99,13 @@ class ChatCompletionsProvider:
         self._timeout_errors: tuple[type[BaseException], ...] = ()
 
     def __repr__(self) -> str:
-        return f"ChatCompletionsProvider({self.model!r}, profile={self.profile.name!r})"
+        return f"{type(self).__name__}({self.model!r}, profile={self.profile.name!r})"
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _parser(self, request: ModelRequest) -> _Parser:
+        raise NotImplementedError
 
     def _openai(self) -> Any:
         if self._client is None:
@@ -98,7 +123,7 @@ class ChatCompletionsProvider:
             headers.update(client.auth_headers)
             headers["Accept"] = "text/event-stream"
             self._headers = headers
-            self._url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+            self._url = f"{str(client.base_url).rstrip('/')}{self.path}"
             self._timeout = client.timeout
             self._http = client._client  # the client's own httpx2 client: its pool, TLS, proxies, limits
             self._transport_errors, self._timeout_errors = _transport_errors()
@@ -119,20 +144,9 @@ class ChatCompletionsProvider:
                 the configured API key redacted from its message and body.
         """
         self._openai()
-        body = build_body(request, self.model, self.profile)
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        timeout = self._timeout if request.timeout is None else request.timeout
-        text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
-        parser = ChatStream(
-            self.profile.name,
-            tool_names=frozenset(t.name for t in request.tools),
-            text_protocol=text_protocol,
-        )
-        sent = self._http.build_request(
-            "POST", self._url, headers=self._headers, content=content, timeout=timeout
-        )
+        parser = self._parser(request)
         try:
-            response = await self._send(sent)
+            response = await self._open(request)
             try:
                 async with aclosing(self._batches(response, parser)) as batches:
                     async for batch in batches:
@@ -156,6 +170,25 @@ class ChatCompletionsProvider:
             exc.redact(self._api_key)  # a server may echo the key back ("Incorrect API key provided: sk-…")
             raise
 
+    async def _open(self, request: ModelRequest) -> Any:
+        """Send ``request``; the response, its body left to stream. An HTTP error status raises its error."""
+        content = json.dumps(self._body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        timeout = self._timeout if request.timeout is None else request.timeout
+        sent = self._http.build_request(
+            "POST", self._url, headers=self._headers, content=content, timeout=timeout
+        )
+        response = await self._send(sent)
+        if response.status_code >= 400:
+            try:
+                await response.aread()
+            except (*self._transport_errors, *self._timeout_errors):
+                pass  # the error body broke off: the status speaks for itself (`_status_error`)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            raise self._status_error(response.status_code, response)
+        return response
+
     async def _send(self, sent: Any) -> Any:
         """Send the request; the response's body is left to stream."""
         try:
@@ -169,11 +202,8 @@ class ChatCompletionsProvider:
                 f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}", provider=self.profile.name
             ) from exc
 
-    async def _batches(self, response: Any, parser: ChatStream) -> AsyncGenerator[list[ModelEvent], None]:
+    async def _batches(self, response: Any, parser: _Parser) -> AsyncGenerator[list[ModelEvent], None]:
         """The events of the body, a list per chunk: an event stream, or a whole answer or error."""
-        if response.status_code >= 400:
-            await response.aread()
-            raise self._status_error(response.status_code, response)
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):
             await response.aread()
@@ -205,7 +235,7 @@ class ChatCompletionsProvider:
                 body=head.decode("utf-8", "replace"),
             )
 
-    def _feed(self, events: list[ServerSentEvent], parser: ChatStream) -> list[ModelEvent]:
+    def _feed(self, events: list[ServerSentEvent], parser: Any) -> list[ModelEvent]:
         if len(events) == 1 and events[0].event == "message":
             return parser.feed(events[0].data)  # the common case: one event per chunk
         out: list[ModelEvent] = []
@@ -219,7 +249,7 @@ class ChatCompletionsProvider:
         """A named SSE ``error`` event (some proxies and gateways)."""
         return StreamError(f"error event in the stream: {data}", provider=self.profile.name, body=data)
 
-    def _whole(self, response: Any, kind: str, parser: ChatStream) -> list[ModelEvent]:
+    def _whole(self, response: Any, kind: str, parser: _Parser) -> list[ModelEvent]:
         """A server that ignored ``stream``: a whole chat.completion object, an error object, or a page."""
         if "json" not in kind:
             raise StreamError(
@@ -245,6 +275,90 @@ class ChatCompletionsProvider:
         return error_for_status(
             status, message, provider=self.profile.name, body=text, retry_after=retry_after
         )
+
+
+class ChatCompletionsProvider(_SSEProvider):
+    """A model behind an OpenAI chat-completions endpoint (OpenAI, Ollama, LM Studio, llama.cpp, vLLM …).
+
+    Args:
+        model: The model name the endpoint knows (``qwen3:8b``, ``gpt-4.1-mini``).
+        profile: The endpoint's defaults and quirks (see `PROFILES`).
+        base_url: Overrides ``OPENAGENT_BASE_URL``, the vendor's variable and the profile's default.
+        api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
+        http_client: An ``httpx`` client for the ``openai`` package to send through (tests, proxies).
+    """
+
+    path = "/chat/completions"
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return build_body(request, self.model, self.profile)
+
+    def _parser(self, request: ModelRequest) -> ChatStream:
+        return ChatStream(
+            self.profile.name,
+            tool_names=frozenset(t.name for t in request.tools),
+            text_protocol=self.profile.tool_call_protocol == "text" and bool(request.tools),
+        )
+
+
+class ResponsesProvider(_SSEProvider):
+    """A model behind an OpenAI Responses endpoint (``POST /responses``): OpenAI, or a server that speaks it.
+
+    Reasoning items come back as `RawBlock` blocks and are sent back on the next turn (with their encrypted
+    content when the profile says ``store: false``); hosted tools are given in ``extra_body["tools"]`` (see
+    `web_search`, `file_search`, `code_interpreter`, `mcp`).
+
+    Args:
+        model: The model name the endpoint knows (``gpt-5``, ``o4-mini``).
+        profile: The endpoint's defaults and quirks (see `PROFILES`).
+        base_url: Overrides ``OPENAGENT_BASE_URL``, the vendor's variable and the profile's default.
+        api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
+        http_client: An ``httpx`` client for the ``openai`` package to send through (tests, proxies).
+    """
+
+    path = "/responses"
+    _summaries = True
+    """Reasoning summaries are asked for (until the organization turns out not to be allowed them)."""
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return _responses_request.build_body(request, self.model, self.profile, summary=self._summaries)
+
+    def _parser(self, request: ModelRequest) -> ResponsesStream:
+        return ResponsesStream(self.profile.name)
+
+    async def _open(self, request: ModelRequest) -> Any:
+        try:
+            return await super()._open(request)
+        except BadRequestError as exc:
+            # OpenAI gives reasoning summaries to verified organizations only and refuses the request of
+            # any other ("Your organization must be verified to generate reasoning summaries"): ask again
+            # without, and no more for this provider.
+            if not self._summaries or '"reasoning.summary"' not in (exc.body or ""):
+                raise
+            self._summaries = False
+            logger.warning("openai: %s; continuing without reasoning summaries", exc.message)
+            return await super()._open(request)
+
+    def _feed(self, events: list[ServerSentEvent], parser: ResponsesStream) -> list[ModelEvent]:
+        if len(events) == 1:
+            return parser.feed(events[0].data, events[0].event)  # the common case: one event per chunk
+        out: list[ModelEvent] = []
+        for event in events:  # an `error` event is the parser's: its payload says what went wrong
+            out += parser.feed(event.data, event.event)
+        return out
+
+
+def make_provider(
+    model: str,
+    *,
+    profile: OpenAIProfile,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: Any = None,
+) -> _SSEProvider:
+    """The provider of ``model`` at the endpoint ``profile`` describes, on the wire that model takes."""
+    cls = ResponsesProvider if profile.wire_for(model) == "responses" else ChatCompletionsProvider
+    return cls(model, profile=profile, base_url=base_url, api_key=api_key, http_client=http_client)
 
 
 async def _drain(chunks: Any) -> None:

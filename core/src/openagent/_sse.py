@@ -43,19 +43,21 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Decode ``chunk`` and return the events it completed (often none, often one)."""
-        if (  # the common chunk, one event of one data line, when nothing is pending: no line splitting
+        if (  # the common chunk, one whole event, when nothing is pending: no line splitting
             self._started
             and not self._buffer
             and not self._data
             and not self._event
             and not self._pending_cr
-            and chunk.startswith(b"data:")
             and chunk.endswith(b"\n\n")
-            and chunk.count(b"\n") == 2
             and b"\r" not in chunk
         ):
-            value = chunk[5:-2].decode("utf-8", errors="replace")
-            return [ServerSentEvent("message", value[1:] if value.startswith(" ") else value, self._id)]
+            if chunk.startswith(b"data:") and chunk.count(b"\n") == 2:  # one data line
+                return [ServerSentEvent("message", _value(chunk[5:-2]), self._id)]
+            if chunk.startswith(b"event:") and chunk.count(b"\n") == 3:  # a named event of one data line
+                name, _, data = chunk[6:-2].partition(b"\n")
+                if data.startswith(b"data:"):
+                    return [ServerSentEvent(_value(name) or "message", _value(data[5:]), self._id)]
         if self._pending_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the \n of a \r\n split across two chunks
         self._pending_cr = False
@@ -103,6 +105,12 @@ class SSEDecoder:
         elif name == "id":
             self._id = value
         return None
+
+
+def _value(field: bytes) -> str:
+    """A field's value: decoded, one leading space dropped."""
+    value = field.decode("utf-8", errors="replace")
+    return value[1:] if value.startswith(" ") else value
 
 
 async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:

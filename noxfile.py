@@ -140,7 +140,8 @@ def contract(session: nox.Session) -> None:
     providers = [p for p in _packages() if (ROOT / "tests" / p / "test_contract.py").exists()]
     _install(session, *providers)
     for provider in providers:  # one process each: the test modules share a name
-        _pytest(session, f"tests/{provider}/test_contract.py", "--block-network")
+        suites = sorted(str(path) for path in (ROOT / "tests" / provider).glob("test_contract*.py"))
+        _pytest(session, *suites, "--block-network")
 
 
 @nox.session

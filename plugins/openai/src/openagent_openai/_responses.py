@@ -79,7 +79,6 @@ _QUIET = frozenset(
         "response.shell_call_command.added", "response.shell_call_command.delta",
         "response.shell_call_command.done", "response.shell_call_output_content.delta",
         "response.shell_call_output_content.done", "response.compaction.compacting",
-        "keepalive", "ping",
     }
 )  # fmt: skip
 # In-stream error codes (``response.failed``'s ``error.code``, the ``error`` event's ``code``) with a typed

@@ -101,6 +101,18 @@ def test_reasoning_models_get_a_summary_their_encrypted_reasoning_and_no_samplin
     assert kept["store"] is True and "include" not in kept  # stored on the server: referenced by id
 
 
+def test_effort_and_thinking_as_reasoning_effort() -> None:
+    assert body(model="gpt-5", effort="minimal")["reasoning"] == {"effort": "minimal", "summary": "auto"}
+    assert (
+        body(model="o3", thinking={"type": "enabled", "budget_tokens": 20_000})["reasoning"]["effort"]
+        == "high"
+    )
+    assert body(model="gpt-5.1", thinking={"type": "disabled"})["reasoning"]["effort"] == "none"
+    assert "reasoning" not in body(model="gpt-4.1", effort="high")  # it would refuse the field
+    assert body("openai-responses", model="gpt-oss-20b", effort="low")["reasoning"] == {"effort": "low"}
+    assert body(user="user-42")["user"] == "user-42"
+
+
 def test_extra_body_merges_reasoning_and_adds_tools_and_include() -> None:
     sent = body(
         model="o4-mini",

@@ -29,7 +29,7 @@ from openagent.types import (
     UserMessage,
 )
 
-from ._chat import _result_text, _tool_choice
+from ._chat import _effort, _result_text, _tool_choice
 from ._profiles import OpenAIProfile
 
 __all__ = ["RAW", "build_body", "input_items", "strict_schema"]
@@ -39,6 +39,8 @@ logger = logging.getLogger("openagent.openai")
 RAW = "openai-responses"
 """`RawBlock.provider` of the blocks this wire keeps verbatim (and the only ones it sends back)."""
 _INCLUDE_REASONING = "reasoning.encrypted_content"
+_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max"})
+"""The reasoning efforts the Responses API names."""
 # JSON-schema keywords strict mode accepts (OpenAI structured outputs, "supported schemas"); a schema with any
 # other keyword is sent with `strict: false` rather than refused.
 _STRICT_KEYWORDS = frozenset(
@@ -68,15 +70,13 @@ def build_body(
     if request.max_tokens is not None:
         body["max_output_tokens"] = request.max_tokens
     _sampling(request, body, reasoning)
-    if reasoning:
-        if summary and profile.reasoning_summary:
-            body["reasoning"] = {"summary": profile.reasoning_summary}
-        if profile.store is False:  # nothing kept on the server: the reasoning must travel with the history
-            body["include"] = [_INCLUDE_REASONING]
+    _reasoning(request, profile, body, reasoning, summary)
     if request.tools:
         _tools(request, profile, body)
     if request.output_format and profile.supports_json_schema:
         body["text"] = {"format": _format(request.output_format)}
+    if request.user:
+        body["user"] = request.user
     if request.metadata:
         # Metadata values are strings on this API (at most 16 keys): other values are sent as JSON text.
         metadata = request.metadata.items()
@@ -92,6 +92,28 @@ def _tools(request: ModelRequest, profile: OpenAIProfile, body: dict[str, Any]) 
         body["tool_choice"] = choice
     if request.parallel_tool_calls is not None and profile.accepts_parallel_tool_calls:
         body["parallel_tool_calls"] = request.parallel_tool_calls
+
+
+def _reasoning(
+    request: ModelRequest, profile: OpenAIProfile, body: dict[str, Any], reasoning: bool, summary: bool
+) -> None:
+    """``reasoning`` {effort, summary} and the encrypted reasoning, for a model that reasons.
+
+    The request's ``effort`` goes as it is when the API knows the word; a ``thinking`` budget becomes a level
+    as on the chat wire. A server whose profile names no reasoning models gets the effort asked for too.
+    """
+    options: dict[str, Any] = {}
+    effort = request.effort if request.effort in _EFFORTS else _effort(request)
+    if effort is not None and (reasoning or not profile.reasoning_models):
+        options["effort"] = "none" if effort == "off" else effort
+    elif effort is not None:
+        logger.debug("openai: %s is no reasoning model; reasoning effort not sent", request.model)
+    if reasoning and summary and profile.reasoning_summary:
+        options["summary"] = profile.reasoning_summary
+    if options:
+        body["reasoning"] = options
+    if reasoning and profile.store is False:  # nothing kept on the server: the reasoning travels with history
+        body["include"] = [_INCLUDE_REASONING]
 
 
 def _sampling(request: ModelRequest, body: dict[str, Any], reasoning: bool) -> None:

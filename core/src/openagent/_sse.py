@@ -53,11 +53,15 @@ class SSEDecoder:
             and b"\r" not in chunk
         ):
             if chunk.startswith(b"data:") and chunk.count(b"\n") == 2:  # one data line
-                return [ServerSentEvent("message", _value(chunk[5:-2]), self._id)]
+                value = chunk[5:-2].decode("utf-8", errors="replace")
+                return [ServerSentEvent("message", value[1:] if value[:1] == " " else value, self._id)]
             if chunk.startswith(b"event:") and chunk.count(b"\n") == 3:  # a named event of one data line
-                name, _, data = chunk[6:-2].partition(b"\n")
-                if data.startswith(b"data:"):
-                    return [ServerSentEvent(_value(name) or "message", _value(data[5:]), self._id)]
+                # one decode for both lines: a UTF-8 character never contains the byte \n
+                name, _, value = chunk[6:-2].decode("utf-8", errors="replace").partition("\n")
+                if value.startswith("data:"):
+                    value = value[6:] if value[5:6] == " " else value[5:]
+                    name = name[1:] if name[:1] == " " else name
+                    return [ServerSentEvent(name or "message", value, self._id)]
         if self._pending_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the \n of a \r\n split across two chunks
         self._pending_cr = False
@@ -105,12 +109,6 @@ class SSEDecoder:
         elif name == "id":
             self._id = value
         return None
-
-
-def _value(field: bytes) -> str:
-    """A field's value: decoded, one leading space dropped."""
-    value = field.decode("utf-8", errors="replace")
-    return value[1:] if value.startswith(" ") else value
 
 
 async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:

@@ -143,7 +143,10 @@ class ResponsesStream:
             )
         kind = payload.get("type")
         if kind == "response.output_text.delta" and type(delta := payload.get("delta")) is str:
-            if (item := self._item(payload)) is not None:  # the hot path: a piece of answer text
+            # The hot path: a piece of answer text, for the item it names (by id, else by index).
+            key = payload.get("item_id")
+            item = self._items.get(key) if type(key) is str else None
+            if item is not None or (item := self._item(payload)) is not None:
                 item.texted = True
             return [TextDelta(delta)] if delta else []
         handler = self._handlers.get(kind) if type(kind) is str else None

@@ -221,7 +221,7 @@ class _SSEProvider:
                     head += chunk
                 if batch := self._feed(decoder.feed(chunk), parser):
                     yield batch
-        except StreamError:
+        except ProviderError:  # a malformed stream, or an error the stream reported: read the rest first
             await _drain(chunks)
             raise
         finally:

@@ -515,3 +515,24 @@ async def test_the_key_is_redacted_from_an_error_event(replay: Replay) -> None:
         [event async for event in provider.stream(REQUEST)]
     assert "sk-live" not in str(caught.value) and "sk-live" not in (caught.value.body or "")
     assert "[redacted]" in caught.value.message
+
+
+async def test_the_rest_of_the_body_is_read_after_an_error_event(replay: Replay) -> None:
+    """A typed error from the stream (not only a malformed one) still reads the body to its end first."""
+    read: list[bytes] = []
+    parts = [sse(*created(), *TEXT[:3]), sse(error_event("rate_limit_exceeded", "slow down")), sse(*TEXT[3:])]
+
+    def answer(request: Any) -> Any:
+        import httpx2
+
+        async def body() -> Any:
+            for part in parts:
+                read.append(part)
+                yield part
+
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    provider = replay.provider(profile=PROFILE, wire=ResponsesProvider, handler=answer)
+    with anyio.fail_after(5), pytest.raises(RateLimitError):
+        [event async for event in provider.stream(REQUEST)]
+    assert len(read) == 3, "the body after the error event was not read"

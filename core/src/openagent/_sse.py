@@ -109,7 +109,8 @@ class SSEDecoder:
 
 
 def _event(fields: tuple[str, str, str | None]) -> ServerSentEvent:
-    return tuple.__new__(ServerSentEvent, fields)  # type: ignore[type-var]
+    """A `ServerSentEvent` made as NamedTuple's ``_make`` does: without its Python-level ``__new__``."""
+    return tuple.__new__(ServerSentEvent, fields)
 
 
 async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:

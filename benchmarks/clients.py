@@ -78,15 +78,16 @@ def _floor_chunk(chunk: dict[str, Any], text: list[str], calls: dict[int, dict[s
     return finish
 
 
-async def make_floor(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+def floor_http(url: str, headers: dict[str, str]) -> Any:
+    """The floors' HTTP client: plain httpx, one connection pool for every conversation."""
     import httpx
 
-    http = httpx.AsyncClient(
-        base_url=url,
-        timeout=120,
-        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
-        headers={"authorization": "Bearer sk-bench"},
-    )
+    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
+    return httpx.AsyncClient(base_url=url, timeout=120, limits=limits, headers=headers)
+
+
+async def make_floor(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    http = floor_http(url, {"authorization": "Bearer sk-bench"})
 
     async def one_request(messages: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
         body = {"model": model, "messages": messages, "tools": [TOOL_SCHEMA], "stream": True}
@@ -336,14 +337,7 @@ def _anthropic_turn(
 
 
 async def make_floor_anthropic(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
-    import httpx
-
-    http = httpx.AsyncClient(
-        base_url=_anthropic_root(url),
-        timeout=120,
-        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
-        headers={"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"},
-    )
+    http = floor_http(_anthropic_root(url), {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"})
 
     async def one_request(messages: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
         body = {
@@ -446,14 +440,7 @@ def _responses_turn(calls: list[dict[str, Any]], items: list[dict[str, Any]]) ->
 
 
 async def make_floor_responses(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
-    import httpx
-
-    http = httpx.AsyncClient(
-        base_url=url,
-        timeout=120,
-        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
-        headers={"authorization": "Bearer sk-bench"},
-    )
+    http = floor_http(url, {"authorization": "Bearer sk-bench"})
 
     async def one_request(items: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
         body = {"model": model, "input": items, "tools": [RESPONSES_TOOL], "stream": True}

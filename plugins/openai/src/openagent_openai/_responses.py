@@ -40,10 +40,9 @@ from openagent.errors import (
     StreamError,
 )
 from openagent.models import ModelEvent, RawContent, Stop, TextDelta, ThinkingDelta, ToolCallDelta
-from openagent.types import Usage
 
 from . import _chat
-from ._chat import ChatStream, _count, _Slot
+from ._chat import ChatStream, _Slot, _usage
 from ._responses_request import RAW
 
 __all__ = ["ResponsesStream"]
@@ -310,7 +309,7 @@ class ResponsesStream:
             if not slot.started or not slot.sent:
                 self._finish_call(_with(slot), {}, events)
         if isinstance(usage := response.get("usage"), dict):
-            events.append(_usage(usage))
+            events.append(_usage(usage, ("input", "output", "input")))
         status = response.get("status")
         details = response.get("incomplete_details")
         if status == "incomplete" or kind == "response.incomplete":
@@ -400,18 +399,6 @@ def _reasoning_text(item: dict[str, Any]) -> list[ModelEvent]:
         if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]
     ]
     return [ThinkingDelta("\n\n".join(pieces))] if pieces else []
-
-
-def _usage(usage: dict[str, Any]) -> Usage:
-    # Cached prompt tokens are counted inside input_tokens; the core counts them apart. Reasoning tokens are
-    # counted inside output_tokens, as they are billed.
-    details = usage.get("input_tokens_details")
-    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    return Usage(
-        input_tokens=max(_count(usage.get("input_tokens")) - cached, 0),
-        output_tokens=_count(usage.get("output_tokens")),
-        cache_read_input_tokens=cached,
-    )
 
 
 def _index(payload: dict[str, Any]) -> tuple[str, int] | None:

@@ -334,6 +334,38 @@ STREAMS = [
     ),
     pytest.param(
         [
+            {"type": "response.output_item.added", "item": {"id": "msg_n", "type": "message"}},
+            {"type": "response.output_text.delta", "delta": "No "},
+            {"type": "response.output_text.delta", "item_id": "msg_other", "delta": "ids."},
+            {
+                "type": "response.output_item.done",
+                "item": message(0, ["No ids."], item_id="msg_n")[-1]["item"],
+            },
+            {"type": "response.reasoning_summary_text.delta", "delta": "Loose"},
+            {
+                "type": "response.output_item.done",
+                "item": {
+                    "id": "rs_n",
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": "Loose"}],
+                },
+            },
+            {"type": "response.completed", "response": {"status": "completed"}},
+        ],
+        [
+            TextDelta("No "),
+            TextDelta("ids."),
+            ThinkingDelta("Loose"),
+            RawContent(
+                "openai-responses",
+                {"id": "rs_n", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Loose"}]},
+            ),
+            Stop("end_turn", "completed"),
+        ],
+        id="deltas-naming-no-known-item-are-not-repeated-when-it-finishes",
+    ),
+    pytest.param(
+        [
             *created(),
             {"type": "response.new_kind_of_event", "anything": [1, 2]},
             {"type": "response.output_text.annotation.added", "item_id": "msg_1", "annotation": {}},

@@ -121,6 +121,8 @@ class ResponsesStream:
         self.seen_data = False
         self._new_id = new_id or (lambda: _chat.new_call_id())  # looked up per call: tests fix the ids
         self._items: dict[Any, _Item] = {}  # by item id and by output index (servers send either or both)
+        self._latest: dict[str, _Item] = {}  # the last item announced, per kind
+        self._loose: dict[str, _Item] = {}  # deltas that named no item and came before any of their kind
         self._calls: list[_Slot] = []
         self._keep_whole = False  # an item kept whole came before: the items after it are kept whole too
         self._refused = False
@@ -145,8 +147,7 @@ class ResponsesStream:
             # The hot path: a piece of answer text, for the item it names (by id, else by index).
             key = payload.get("item_id")
             item = self._items.get(key) if type(key) is str else None
-            if item is not None or (item := self._item(payload)) is not None:
-                item.texted = True
+            (item if item is not None else self._delta_item(payload, "message")).texted = True
             return [TextDelta(delta)] if delta else []
         handler = self._handlers.get(kind) if type(kind) is str else None
         if handler is not None:
@@ -177,6 +178,13 @@ class ResponsesStream:
         item = self._items.get(key) if type(key) is str else None
         return item if item is not None else self._items.get(_index(payload))
 
+    def _delta_item(self, payload: dict[str, Any], kind: str) -> _Item:
+        """The item a delta belongs to: the one it names, else the last one of its kind announced, else one
+        held for the next item of its kind to finish (so a finished item never repeats what was streamed).
+        """  # noqa: D205
+        item = self._item(payload) or self._latest.get(kind)
+        return item if item is not None else self._loose.setdefault(kind, _Item(kind))
+
     def _register(self, state: _Item, item_id: Any, payload: dict[str, Any]) -> None:
         if isinstance(item_id, str) and item_id:
             self._items[item_id] = state
@@ -191,6 +199,7 @@ class ResponsesStream:
             )
         state = _Item(str(item.get("type")))
         self._register(state, item.get("id"), payload)
+        self._latest[state.kind] = state
         events: list[ModelEvent] = []
         if state.kind == "function_call":
             self._call(state, item, events)
@@ -243,8 +252,8 @@ class ResponsesStream:
             )
         state = self._item({**payload, "item_id": item.get("id")})
         kind = item.get("type")
-        if state is None:  # a server that sends only finished items
-            state = _Item(str(kind))
+        if state is None:  # a server that sends only finished items, or deltas that named none
+            state = self._loose.pop(str(kind), None) or _Item(str(kind))
         events: list[ModelEvent] = []
         if kind == "function_call":
             self._finish_call(state, item, events)
@@ -279,20 +288,16 @@ class ResponsesStream:
         delta = payload.get("delta")
         if not isinstance(delta, str) or not delta:
             return []
-        state = self._item(payload)
+        state = self._delta_item(payload, "reasoning")
         part = payload.get("summary_index")
-        if state is not None:
-            # A new summary part is a new paragraph of the same thinking.
-            new_part = state.thought and isinstance(part, int) and part != state.part
-            state.thought, state.part = True, part
-            if new_part:
-                return [ThinkingDelta("\n\n" + delta)]
-        return [ThinkingDelta(delta)]
+        # A new summary part is a new paragraph of the same thinking.
+        new_part = state.thought and isinstance(part, int) and part != state.part
+        state.thought, state.part = True, part
+        return [ThinkingDelta("\n\n" + delta if new_part else delta)]
 
     def _refusal(self, payload: dict[str, Any]) -> list[ModelEvent]:
         self._refused = True
-        if (state := self._item(payload)) is not None:
-            state.texted = True
+        self._delta_item(payload, "message").texted = True
         delta = payload.get("delta")
         return [TextDelta(delta)] if isinstance(delta, str) and delta else []
 

@@ -366,6 +366,29 @@ STREAMS = [
     ),
     pytest.param(
         [
+            {
+                "type": "response.output_item.added",
+                "item": {"id": "fc_n", "type": "function_call", "call_id": "c_n", "name": "add"},
+            },
+            {"type": "response.function_call_arguments.delta", "delta": '{"a": 1}'},
+            {"type": "response.function_call_arguments.done", "arguments": '{"a": 1}'},
+            {
+                "type": "response.output_item.done",
+                "item": {
+                    "id": "fc_n",
+                    "type": "function_call",
+                    "call_id": "c_n",
+                    "name": "add",
+                    "arguments": '{"a": 1}',
+                },
+            },
+            {"type": "response.completed", "response": {"status": "completed"}},
+        ],
+        [ToolCallStart(0, "c_n", "add"), ToolCallDelta(0, '{"a": 1}'), Stop("tool_use", "completed")],
+        id="argument-deltas-naming-no-item-belong-to-the-call-announced",
+    ),
+    pytest.param(
+        [
             *created(),
             {"type": "response.new_kind_of_event", "anything": [1, 2]},
             {"type": "response.output_text.annotation.added", "item_id": "msg_1", "annotation": {}},

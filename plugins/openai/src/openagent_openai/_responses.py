@@ -223,12 +223,13 @@ class ResponsesStream:
             ChatStream._start(slot, events)
 
     def _arguments(self, payload: dict[str, Any]) -> list[ModelEvent]:
-        state = self._item(payload)
+        state = self._item(payload) or self._latest.get("function_call")
         delta = payload.get("delta")
         if state is None or state.call is None:
             # Arguments for an item never announced: open it; it starts when its name comes.
             state = _Item("function_call")
             self._register(state, payload.get("item_id"), payload)
+            self._latest["function_call"] = state
             self._call(state, {}, [])
         if not isinstance(delta, str) or not delta:
             return []
@@ -238,7 +239,7 @@ class ResponsesStream:
         return events
 
     def _arguments_done(self, payload: dict[str, Any]) -> list[ModelEvent]:
-        state = self._item(payload)
+        state = self._item(payload) or self._latest.get("function_call")
         events: list[ModelEvent] = []
         if state is not None and state.call is not None:
             self._call(state, {"arguments": payload.get("arguments")}, events)

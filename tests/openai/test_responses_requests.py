@@ -96,6 +96,8 @@ def test_reasoning_models_get_a_summary_their_encrypted_reasoning_and_no_samplin
     assert sent["include"] == ["reasoning.encrypted_content"]
     assert "temperature" not in sent and "top_p" not in sent and "stop" not in sent
     assert "reasoning" not in body(model="gpt-4.1") and "include" not in body(model="gpt-4.1")
+    assert "reasoning" not in body(model="gpt-5-chat-latest", temperature=0.5)  # GPT-5's non-reasoning model
+    assert body(model="gpt-5-chat-latest", temperature=0.5)["temperature"] == 0.5
     stored = dataclasses.replace(PROFILES["openai"], store=True)
     kept = build_body(ModelRequest("o3", [UserMessage(content="hi")]), "o3", stored)
     assert kept["store"] is True and "include" not in kept  # stored on the server: referenced by id

@@ -59,6 +59,9 @@ class OpenAIProfile(ProviderProfile):
     reasoning_models: tuple[str, ...] = ()
     """Name prefixes of reasoning models (Responses wire): they get no sampling parameters (they refuse
     them), a reasoning summary is asked for, and with ``store: false`` their encrypted reasoning."""
+    plain_models: tuple[str, ...] = ()
+    """Parts of names that mark a model among `reasoning_models` as one that does not reason
+    (``gpt-5-chat-latest``)."""
     store: bool | None = None
     """The Responses ``store`` field (``None``: not sent). ``False`` keeps nothing on the server: history,
     encrypted reasoning included, is sent with every request."""
@@ -74,7 +77,9 @@ class OpenAIProfile(ProviderProfile):
 
     def is_reasoning(self, model: str) -> bool:
         """Whether ``model`` is a reasoning model (by `reasoning_models`)."""
-        return model.startswith(self.reasoning_models) if self.reasoning_models else False
+        if not self.reasoning_models or not model.startswith(self.reasoning_models):
+            return False
+        return not any(part in model for part in self.plain_models)
 
 
 _OPENAI = OpenAIProfile(
@@ -90,6 +95,7 @@ _OPENAI = OpenAIProfile(
     wire="responses",
     chat_only_models=("-search-preview", "-audio-preview", "gpt-audio"),
     reasoning_models=("o1", "o3", "o4", "gpt-5", "codex"),
+    plain_models=("-chat",),
     store=False,  # the session holds the history: nothing is kept on OpenAI's side
     reasoning_summary="auto",
 )

@@ -356,7 +356,16 @@ def make_provider(
     api_key: str | None = None,
     http_client: Any = None,
 ) -> _SSEProvider:
-    """The provider of ``model`` at the endpoint ``profile`` describes, on the wire that model takes."""
+    """The provider of ``model`` at the endpoint ``profile`` describes, on the wire that model takes.
+
+    Args:
+        model: The model name the endpoint knows.
+        profile: The endpoint; its `OpenAIProfile.wire_for` picks `ResponsesProvider` or
+            `ChatCompletionsProvider`.
+        base_url: Overrides the endpoint's URL (see `ChatCompletionsProvider`).
+        api_key: Overrides the endpoint's key.
+        http_client: An HTTP client to send through (tests, proxies).
+    """
     cls = ResponsesProvider if profile.wire_for(model) == "responses" else ChatCompletionsProvider
     return cls(model, profile=profile, base_url=base_url, api_key=api_key, http_client=http_client)
 

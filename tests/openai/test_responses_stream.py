@@ -591,3 +591,108 @@ async def test_the_rest_of_the_body_is_read_after_an_error_event(replay: Replay)
     with anyio.fail_after(5), pytest.raises(RateLimitError):
         [event async for event in provider.stream(REQUEST)]
     assert len(read) == 3, "the body after the error event was not read"
+
+
+def _every_event() -> tuple[list[dict[str, Any]], list[ModelEvent]]:
+    """One stream with an event of every type the official client knows (but the three that end a turn
+    differently: ``error``, ``response.failed``, ``response.incomplete``), and the events it makes."""
+    code = {
+        "id": "ci_1",
+        "type": "code_interpreter_call",
+        "status": "completed",
+        "code": "1+1",
+        "outputs": [],
+    }
+    search = {
+        "id": "fs_1",
+        "type": "file_search_call",
+        "status": "completed",
+        "queries": ["q"],
+        "results": None,
+    }
+    tools = {"id": "mcpl_1", "type": "mcp_list_tools", "server_label": "docs", "tools": []}
+    steps = [
+        *created(),
+        {"type": "response.queued", "response": {**RESPONSE, "status": "queued"}},
+        *THINK[:-1],
+        {"type": "response.reasoning_text.delta", "item_id": "rs_1", "output_index": 0, "delta": " More."},
+        {"type": "response.reasoning_text.done", "item_id": "rs_1", "output_index": 0, "text": " More."},
+        THINK[-1],
+        *hosted_call(1, SEARCH_ITEM, ["in_progress", "searching", "completed"]),
+        *hosted_call(2, search, ["in_progress", "searching", "completed"]),
+        *hosted_call(3, code, ["in_progress", "interpreting", "completed"])[:-1],
+        {
+            "type": "response.code_interpreter_call_code.delta",
+            "item_id": "ci_1",
+            "output_index": 3,
+            "delta": "1+1",
+        },
+        {
+            "type": "response.code_interpreter_call_code.done",
+            "item_id": "ci_1",
+            "output_index": 3,
+            "code": "1+1",
+        },
+        hosted_call(3, code, [])[-1],
+        *hosted_call(4, tools, ["in_progress", "completed", "failed"]),
+    ]
+    quiet = [
+        "response.mcp_call.in_progress", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+        "response.mcp_call.completed", "response.mcp_call.failed", "response.image_generation_call.in_progress",
+        "response.image_generation_call.generating", "response.image_generation_call.partial_image",
+        "response.image_generation_call.completed", "response.custom_tool_call_input.delta",
+        "response.custom_tool_call_input.done", "response.audio.delta", "response.audio.done",
+        "response.audio.transcript.delta", "response.audio.transcript.done", "response.shell_call_command.added",
+        "response.shell_call_command.delta", "response.shell_call_command.done",
+        "response.shell_call_output_content.delta", "response.shell_call_output_content.done",
+        "response.compaction.compacting", "response.output_text.annotation.added",
+    ]  # fmt: skip
+    steps += [{"type": t, "item_id": "x_1", "output_index": 5, "delta": "ignored"} for t in quiet]
+    refusal = {"type": "message", "id": "msg_r", "content": [{"type": "refusal", "refusal": "No."}]}
+    steps += [
+        {"type": "response.output_item.added", "output_index": 6, "item": {**refusal, "content": []}},
+        {"type": "response.refusal.delta", "item_id": "msg_r", "output_index": 6, "delta": "No."},
+        {"type": "response.refusal.done", "item_id": "msg_r", "output_index": 6, "refusal": "No."},
+        {"type": "response.output_item.done", "output_index": 6, "item": refusal},
+        *message(7, ["Hi"], item_id="msg_h"),
+        *function_call(8, "call_e", "add", ['{"a":', " 1}"]),
+        completed([], usage(9, 9)),
+    ]
+    expected: list[ModelEvent] = [
+        ThinkingDelta("Adding"),
+        ThinkingDelta(" the numbers."),
+        ThinkingDelta("\n\nDone."),
+        ThinkingDelta(" More."),
+        raw(THINK),
+        raw(hosted_call(1, SEARCH_ITEM, [])),
+        raw(hosted_call(2, search, [])),
+        raw(hosted_call(3, code, [])),
+        raw(hosted_call(4, tools, [])),
+        TextDelta("No."),
+        RawContent("openai-responses", refusal),
+        TextDelta("Hi"),
+        raw(message(7, ["Hi"], item_id="msg_h")),
+        ToolCallStart(0, "call_e", "add"),
+        ToolCallDelta(0, '{"a":'),
+        ToolCallDelta(0, " 1}"),
+        raw(function_call(8, "call_e", "add", ['{"a":', " 1}"])),
+        used(9, 9),
+        Stop("tool_use", "completed"),
+    ]
+    return steps, expected
+
+
+@pytest.mark.parametrize("split", SPLITS)
+async def test_every_event_type_in_one_stream(split: Any, replay: Replay) -> None:
+    import typing
+
+    from openai.types.responses import ResponseStreamEvent
+
+    steps, expected = _every_event()
+    union = typing.get_args(ResponseStreamEvent)[0]
+    names = {
+        n for cls in typing.get_args(union) for n in typing.get_args(cls.model_fields["type"].annotation)
+    }
+    ending = {"error", "response.failed", "response.incomplete"}  # each in its own stream above
+    assert names - ending - {e["type"] for e in steps} == set()
+    assert await run(replay, steps, split) == expected

@@ -94,7 +94,7 @@ async def run(prompt: str, **options: Any) -> list[Any]:
 
 def items_of(sent: dict[str, Any]) -> list[tuple[Any, Any]]:
     return [
-        (i.get("type") or i.get("role"), i.get("id") or i.get("call_id") or i.get("content"))
+        (i.get("role") or i.get("type"), i.get("id") or i.get("call_id") or i.get("content"))
         for i in sent["input"]
     ]
 
@@ -137,7 +137,7 @@ async def test_reasoning_is_persisted_and_sent_back_after_resume_and_fork(server
         ("function_call", "fc_a"),
         ("function_call_output", "call_a"),
         ("reasoning", "rs_b"),
-        ("message", "msg_b"),
+        ("assistant", "msg_b"),
         ("user", "Double it."),
     ]
     await run("Double it.", model=server.provider(), tools=[add], resume=result.session_id)
@@ -169,7 +169,7 @@ async def test_a_hosted_search_is_never_run_here_and_goes_back_in_place() -> Non
             [m async for m in client.receive_response()]
     assert asked == [] and messages[-1].result == "Found it."
     assert server.sent[0]["tools"] == [{"type": "web_search"}]
-    assert items_of(server.sent[1])[1:3] == [("web_search_call", "ws_1"), ("message", "msg_w")]
+    assert items_of(server.sent[1])[1:3] == [("web_search_call", "ws_1"), ("assistant", "msg_w")]
 
 
 async def test_never_retried_once_an_event_was_handed_on() -> None:

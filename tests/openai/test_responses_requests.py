@@ -75,7 +75,7 @@ def body(profile: str = "openai", model: str = "gpt-4.1", **kwargs: Any) -> dict
 def test_minimal_body() -> None:
     assert body(system="Be brief.", max_tokens=64, temperature=0.2, top_p=0.5) == {
         "model": "gpt-4.1",
-        "input": [{"role": "user", "content": "hi"}],
+        "input": [{"type": "message", "role": "user", "content": "hi"}],
         "stream": True,
         "instructions": "Be brief.",
         "store": False,
@@ -87,7 +87,11 @@ def test_minimal_body() -> None:
 
 def test_compatible_servers_get_no_store_and_no_reasoning_options() -> None:
     sent = body("openai-responses", model="gpt-5")
-    assert sent == {"model": "gpt-5", "input": [{"role": "user", "content": "hi"}], "stream": True}
+    assert sent == {
+        "model": "gpt-5",
+        "input": [{"type": "message", "role": "user", "content": "hi"}],
+        "stream": True,
+    }
 
 
 def test_reasoning_models_get_a_summary_their_encrypted_reasoning_and_no_sampling() -> None:
@@ -303,11 +307,11 @@ def test_history_as_input_items() -> None:
         ),
     ]
     assert body(messages=history)["input"] == [
-        {"role": "user", "content": "What is 1 + 2?"},
-        {"role": "assistant", "content": "Let me add."},
+        {"type": "message", "role": "user", "content": "What is 1 + 2?"},
+        {"type": "message", "role": "assistant", "content": "Let me add."},
         {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": '{"a": 1, "b": 2}'},
         {"type": "function_call_output", "call_id": "call_1", "output": "3"},
-        {"role": "user", "content": "Also:\nsay it twice"},
+        {"type": "message", "role": "user", "content": "Also:\nsay it twice"},
         {"type": "function_call_output", "call_id": "call_2", "output": "Error: oops"},
         {"type": "function_call", "call_id": "call_3", "name": "add", "arguments": '{"a": '},
     ]
@@ -332,12 +336,12 @@ def test_reasoning_and_the_items_it_led_to_go_back_verbatim_with_their_ids() -> 
         UserMessage(content="Thanks"),
     ]
     assert body(messages=history)["input"] == [
-        {"role": "user", "content": "1 + 2?"},
+        {"type": "message", "role": "user", "content": "1 + 2?"},
         REASONING,
         CALL_ITEM,
         {"type": "function_call_output", "call_id": "call_1", "output": "3"},
         MESSAGE_ITEM,
-        {"role": "user", "content": "Thanks"},
+        {"type": "message", "role": "user", "content": "Thanks"},
     ]
 
 
@@ -349,9 +353,9 @@ def test_reasoning_that_led_nowhere_and_other_providers_blocks_are_left_out() ->
     )
     sent = body(messages=[UserMessage(content="a"), cut_short, UserMessage(content="b"), foreign])
     assert sent["input"] == [
-        {"role": "user", "content": "a"},
-        {"role": "user", "content": "b"},
-        {"role": "assistant", "content": "Hi"},
+        {"type": "message", "role": "user", "content": "a"},
+        {"type": "message", "role": "user", "content": "b"},
+        {"type": "message", "role": "assistant", "content": "Hi"},
     ]
 
 

@@ -227,7 +227,7 @@ def input_items(history: Sequence[UserMessage | AssistantMessage]) -> list[dict[
         if isinstance(message, AssistantMessage):
             items += _assistant(message.content)
         elif isinstance(message.content, str):
-            items.append({"role": "user", "content": message.content})
+            items.append(_message("user", message.content))
         else:
             items += _user(message.content)
     return items
@@ -241,14 +241,14 @@ def _user(blocks: Sequence[Any]) -> list[dict[str, Any]]:
             text.append(block.text)
             continue
         if text:  # the text so far, before what follows it
-            items.append({"role": "user", "content": "\n".join(text)})
+            items.append(_message("user", "\n".join(text)))
             text = []
         if isinstance(block, ToolResultBlock):
             items.append(
                 {"type": "function_call_output", "call_id": block.tool_use_id, "output": _result_text(block)}
             )
     if text:
-        items.append({"role": "user", "content": "\n".join(text)})
+        items.append(_message("user", "\n".join(text)))
     return items
 
 
@@ -266,13 +266,19 @@ def _assistant(content: Sequence[Any]) -> list[dict[str, Any]]:
             if _is_raw(after, "message"):
                 continue  # the message item right after it holds this text, with its id
             if block.text:
-                items.append({"role": "assistant", "content": block.text})
+                items.append(_message("assistant", block.text))
         elif isinstance(block, ToolUseBlock | ToolUseError) and block.id not in kept_calls:
             # A garbled call goes back as the model wrote it, so the error result answers a call it knows.
             arguments = json.dumps(block.input) if isinstance(block, ToolUseBlock) else block.raw_data
             call = {"type": "function_call", "call_id": block.id, "name": block.name, "arguments": arguments}
             items.append(call)
     return _paired(items)
+
+
+def _message(role: str, text: str) -> dict[str, Any]:
+    # `type` is optional for OpenAI; llama.cpp's server refuses an assistant item without it ("Cannot
+    # determine type of 'item'", tests/integration/test_responses.py).
+    return {"type": "message", "role": role, "content": text}
 
 
 def _is_raw(block: Any, kind: str) -> bool:

@@ -6,7 +6,7 @@ The loop runs a turn's calls (concurrently, in order, interruptibly); this modul
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .hooks import HookEvent, HookOutcome, run_hooks
@@ -53,6 +53,25 @@ async def _decide(
     )
 
 
+def _notifier(
+    conversation: Conversation, call: dict[str, Any]
+) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    """What a tool calls to run the Notification hooks about itself (its progress, for one)."""
+    fields = {k: call[k] for k in ("tool_name", "tool_use_id")}
+
+    async def notify(data: dict[str, Any]) -> None:
+        kind = data.get("notification_type")
+        await run_hooks(
+            conversation.hooks,
+            "Notification",
+            {**conversation.hook_input(**data), **fields},
+            tool_use_id=call["tool_use_id"],
+            target=kind if isinstance(kind, str) else None,
+        )
+
+    return notify
+
+
 def _error(call_id: str, message: str) -> ToolResultBlock:
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
 
@@ -90,10 +109,13 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
+        notify=_notifier(conversation, hook_input) if hooks.get("Notification") else None,
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
     post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.structured_content is not None:
+        post_input["tool_structured_content"] = result.structured_content
     if result.is_error:
         post_input["error"] = (
             result.content if isinstance(result.content, str) else json.dumps(result.content)

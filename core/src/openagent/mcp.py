@@ -6,8 +6,7 @@ conversation's toolsets. The shapes are TypedDicts with the SDK's wire names (``
 ``serverInfo``), so code written against ``claude_agent_sdk`` reads them unchanged.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: TypedDict reads NotRequired from evaluated annotations.
 from collections.abc import Iterable
 from typing import Any, Literal, NotRequired, Protocol, TypeAlias, TypedDict, runtime_checkable
 

@@ -32,7 +32,8 @@ __all__ = [
 DEFAULT_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools (``"timeout"``; ``$MCP_TIMEOUT`` in ms)."""
 DEFAULT_STARTUP_WAIT = 5.0
-"""Seconds the init message waits for a server still starting; it is then listed ``pending``."""
+"""Seconds the init message waits for a server still starting (or its ``timeout`` and a second, when that is
+shorter); it is then listed ``pending``, and its tools join when it connects."""
 DEFAULT_TOOL_TIMEOUT = 60.0
 """Seconds a call may go without an answer or a progress notification (``$MCP_TOOL_TIMEOUT`` in ms)."""
 DEFAULT_MAX_TOOL_TIMEOUT = 3600.0
@@ -168,7 +169,8 @@ def parse_config(key: str, raw: Any, *, retry: Any = None) -> ServerConfig:
         kind=str(raw.get("type", "stdio")),
         raw=raw,
         timeout=timeout,
-        startup_wait=_number(raw, "startup_wait", min(DEFAULT_STARTUP_WAIT, timeout)),
+        # a server whose own timeout is shorter is waited for until that timeout has settled it
+        startup_wait=_number(raw, "startup_wait", min(DEFAULT_STARTUP_WAIT, timeout + 1.0)),
         tool_timeout=_number(raw, "tool_timeout", _env_seconds("MCP_TOOL_TIMEOUT", DEFAULT_TOOL_TIMEOUT)),
         tool_timeouts={str(k): _number(timeouts, k, 1.0) for k in timeouts},
         max_tool_timeout=_number(raw, "max_tool_timeout", DEFAULT_MAX_TOOL_TIMEOUT),

@@ -87,6 +87,7 @@ class RemoteServer:
         self._lock = anyio.Lock()
         self._closing = False
         self._attempt: anyio.CancelScope | None = None
+        self._relisting = False
 
     # -- life --
 
@@ -236,18 +237,21 @@ class RemoteServer:
         from mcp.types import ServerNotification, ToolListChangedNotification
 
         if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
-            if link.tasks is not None:
+            if link.tasks is not None and not self._relisting:  # a burst of notices: one listing
+                self._relisting = True
                 link.tasks.start_soon(self._relist, link)
 
     async def _relist(self, link: Link) -> None:
-        with anyio.move_on_after(self.config.timeout):
-            try:
+        try:
+            with anyio.fail_after(self.config.timeout):
                 tools = await list_all(lambda c: link.session.list_tools(cursor=c), "tools")
-            except Exception as exc:
-                logger.warning("MCP server %r: listing its changed tools failed: %s", self.key, exc)
-                return
-            self._take_tools(tools)
-            self._changed(self)
+        except Exception as exc:
+            logger.warning("MCP server %r: listing its changed tools failed: %s", self.key, exc)
+            return
+        finally:
+            self._relisting = False
+        self._take_tools(tools)
+        self._changed(self)
 
     def _take_tools(self, tools: list[Any]) -> None:
         self.listed, self.skipped = [], []

@@ -23,7 +23,7 @@ from openagent.errors import ConfigError
 from openagent.mcp import McpServerStatus, McpStatusResponse
 from openagent.tools import Tool
 
-from ._config import DEFAULT_TIMEOUT, ServerConfig, parse_config
+from ._config import ServerConfig, parse_config
 from ._errors import McpServerError
 from ._names import allocate, server_prefixes, tool_name
 from ._sdk import SdkMcpServer, local_tool
@@ -49,9 +49,7 @@ class _Local:
 class McpToolset:
     """The `Toolset` for ``AgentOptions.mcp_servers`` (Claude's format); see the module docstring."""
 
-    def __init__(
-        self, servers: Mapping[str, Any], *, timeout: float = DEFAULT_TIMEOUT, retry: Any = None
-    ) -> None:
+    def __init__(self, servers: Mapping[str, Any], *, timeout: float | None = None, retry: Any = None) -> None:
         self.servers = dict(servers)
         self.prefixes, self.warnings = server_prefixes(self.servers)
         for warning in self.warnings.values():
@@ -61,7 +59,8 @@ class McpToolset:
         """Servers whose configuration is wrong, and why."""
         for key, raw in self.servers.items():
             try:
-                raw = {"timeout": timeout, **raw} if isinstance(raw, Mapping) else raw
+                if timeout is not None and isinstance(raw, Mapping):  # a default for servers without one
+                    raw = {"timeout": timeout, **raw}
                 self.configs[key] = parse_config(key, raw, retry=retry)
             except ConfigError as exc:
                 self.invalid[key] = str(exc)
@@ -207,12 +206,12 @@ class McpToolset:
     # -- resources and prompts (Python API and the resource tools) --
 
     def resource_servers(self, *, any_status: bool = False) -> list[str]:
-        """The servers that offer resources (connected ones, unless ``any_status``)."""
+        """The servers that offer resources: connected ones, or with ``any_status`` all but disabled ones."""
         return [
             key
             for key, server in self.remote.items()
             if getattr(server.capabilities, "resources", None) is not None
-            and (any_status or server.status == "connected")
+            and (server.status == "connected" or (any_status and server.status != "disabled"))
         ]
 
     def resource_server(self, key: str) -> str | None:

@@ -53,7 +53,7 @@ def serve(transport: str, port: int) -> None:
     server.run("stdio" if transport == "stdio" else "streamable-http")
 
 
-# --- one client per process ------------------------------------------------------------------------------------
+# --- one client per process -----------------------------------------------------------------------------
 
 
 def _config(transport: str, url: str) -> dict[str, Any]:
@@ -98,7 +98,13 @@ async def _openagent(args: argparse.Namespace, out: dict[str, Any]) -> None:
     from openagent.testing import ScriptedModel
     from openagent.tools import Tool, ToolContext, open_toolsets
 
-    registry()  # plugins found and imported before the clock starts, as the official client's imports are
+    # Before the clock starts, as for the official client: plugins found, and the mcp modules imported (the
+    # plugin imports them on the first connection, so that importing openagent stays light).
+    registry()
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
     config = _config(args.transport, args.url)
     table: dict[str, Tool] = {}
     options = AgentOptions(model=ScriptedModel([]), mcp_servers={"bench": config}, persist_session=False)
@@ -150,7 +156,7 @@ def client(args: argparse.Namespace) -> None:
     print(json.dumps(out), flush=True)
 
 
-# --- the suite --------------------------------------------------------------------------------------------------
+# --- the suite -------------------------------------------------------------------------------------------
 
 
 def _free_port() -> int:
@@ -174,7 +180,9 @@ def _http_server() -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("the benchmark MCP server did not start")
 
 
-def _run_client(args: argparse.Namespace, impl: str, transport: str, url: str, backend: str) -> dict[str, Any]:
+def _run_client(
+    args: argparse.Namespace, impl: str, transport: str, url: str, backend: str
+) -> dict[str, Any]:
     cmd = [sys.executable, str(HERE), "client", transport, "--impl", impl, "--url", url]
     cmd += ["--backend", backend, "--calls", str(args.calls), "--concurrent", str(args.concurrent)]
     cmd += ["--seconds", str(args.seconds)]
@@ -187,7 +195,8 @@ def _run_client(args: argparse.Namespace, impl: str, transport: str, url: str, b
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
     except (IndexError, ValueError):
         tail = " | ".join(done.stderr.strip().splitlines()[-2:])
-        return {"client": impl, "transport": transport, "backend": backend, "error": f"exit {done.returncode}: {tail}"}
+        error = f"exit {done.returncode}: {tail}"
+        return {"client": impl, "transport": transport, "backend": backend, "error": error}
 
 
 def run_suite(args: argparse.Namespace) -> dict[str, Any]:
@@ -235,7 +244,8 @@ def verdict(rows: list[dict[str, Any]], concurrent: int) -> list[str]:
             ok = "MET" if row["concurrent_s_ratio"] <= TARGET_CONCURRENT else "MISSED"
             out.append(
                 f"(m) {row['transport']}, openagent on {row['backend']}: {concurrent} concurrent calls in "
-                f"{row['concurrent_s_ratio']:.2f}× the official client's time (target ≤ {TARGET_CONCURRENT}×): {ok}"
+                f"{row['concurrent_s_ratio']:.2f}× the official client's time "
+                f"(target ≤ {TARGET_CONCURRENT}×): {ok}"
             )
     return out
 
@@ -244,8 +254,8 @@ def table(results: dict[str, Any]) -> str:
     """The rows as a markdown table, ratios against the official client on the same transport."""
     config = results["config"]
     head = (
-        "| transport | client | connect ms | ÷ official | call ms (median) | ÷ official | call p90 ms | call CPU ms "
-        f"| {config['concurrent']}×{config['seconds']:g} s calls, s | ÷ official |"
+        "| transport | client | connect ms | ÷ official | call ms (median) | ÷ official | call p90 ms "
+        f"| call CPU ms | {config['concurrent']}×{config['seconds']:g} s calls, s | ÷ official |"
     )
     lines = [head, "|" + "---|" * 10]
     for r in results["rows"]:
@@ -259,8 +269,8 @@ def table(results: dict[str, Any]) -> str:
 
         lines.append(
             f"| {r['transport']} | {name} | {r['connect_ms']:.0f} | {ratio('connect_ms_ratio')} | "
-            f"{r['call_ms']:.2f} | {ratio('call_ms_ratio')} | {r['call_p90_ms']:.2f} | {r['call_cpu_ms']:.2f} | "
-            f"{r['concurrent_s']:.2f} | {ratio('concurrent_s_ratio')} |"
+            f"{r['call_ms']:.2f} | {ratio('call_ms_ratio')} | {r['call_p90_ms']:.2f} | "
+            f"{r['call_cpu_ms']:.2f} | {r['concurrent_s']:.2f} | {ratio('concurrent_s_ratio')} |"
         )
     return "\n".join(lines)
 

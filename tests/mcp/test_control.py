@@ -145,6 +145,20 @@ async def test_the_init_message_does_not_wait_for_a_hung_server(tmp_path: Path) 
     assert waited < 5.0 and closed < 2.0  # neither the 30 s start-up timeout nor anything near it
 
 
+async def test_a_run_cancelled_while_servers_start_leaves_no_process(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    hung = {
+        "command": sys.executable,
+        "args": ["-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
+    }
+    with anyio.fail_after(30):
+        with anyio.move_on_after(1.5) as waiting:
+            async for _ in query(prompt="go", options=_options({"hung": hung}, "hi")):
+                pass  # never reached: the init message waits for the server
+        assert waiting.cancelled_caught
+        await wait_until(lambda: pid_file.exists() and process_gone(int(pid_file.read_text())), 10)
+
+
 async def test_a_server_that_connects_late_adds_its_tools_to_the_next_request(tmp_path: Path) -> None:
     @tool
     async def wait(context: ToolContext) -> str:

@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ._tasks import spawn
 from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
@@ -408,7 +409,13 @@ async def open_toolsets(options: Any, tools: MutableMapping[str, Tool]) -> list[
         if toolset is None:
             continue
         toolsets.append(toolset)
-        for found in await toolset.open():
+        try:
+            opened = await toolset.open()
+        except BaseException:  # cancelled or failed: close what was started, even if this task cannot wait
+            for made in toolsets:
+                spawn(made.aclose, "closing a toolset that did not open")
+            raise
+        for found in opened:
             tools.setdefault(found.name, found)
         attach = getattr(toolset, "attach", None)
         if callable(attach):

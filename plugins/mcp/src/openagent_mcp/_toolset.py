@@ -49,7 +49,9 @@ class _Local:
 class McpToolset:
     """The `Toolset` for ``AgentOptions.mcp_servers`` (Claude's format); see the module docstring."""
 
-    def __init__(self, servers: Mapping[str, Any], *, timeout: float | None = None, retry: Any = None) -> None:
+    def __init__(
+        self, servers: Mapping[str, Any], *, timeout: float | None = None, retry: Any = None
+    ) -> None:
         self.servers = dict(servers)
         self.prefixes, self.warnings = server_prefixes(self.servers)
         for warning in self.warnings.values():

@@ -149,7 +149,10 @@ async def test_a_run_cancelled_while_servers_start_leaves_no_process(tmp_path: P
     pid_file = tmp_path / "pid"
     hung = {
         "command": sys.executable,
-        "args": ["-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
+        "args": [
+            "-c",
+            f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
+        ],
     }
     with anyio.fail_after(30):
         with anyio.move_on_after(1.5) as waiting:

@@ -9,8 +9,15 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ._checkpoints import EDIT_TOOLS
 from .hooks import HookEvent, HookOutcome, run_hooks
-from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
+from .permissions import (
+    PermissionResult,
+    PermissionResultDeny,
+    ToolPermissionContext,
+    apply_update,
+    check_permission,
+)
 from .tools import ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -53,10 +60,23 @@ async def _decide(
     )
 
 
+def _post_input(hook_input: dict[str, Any], arguments: Any, result: ToolResultBlock) -> dict[str, Any]:
+    """What PostToolUse / PostToolUseFailure hooks get: the call, its response, structured content, error."""
+    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.structured_content is not None:
+        post_input["tool_structured_content"] = result.structured_content
+    if result.is_error:
+        content = result.content
+        post_input["error"] = content if isinstance(content, str) else json.dumps(content)
+    return post_input
+
+
 def _notifier(
     conversation: Conversation, call: dict[str, Any]
-) -> Callable[[dict[str, Any]], Awaitable[None]]:
-    """What a tool calls to run the Notification hooks about itself (its progress, for one)."""
+) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """What a tool calls to run the Notification hooks about itself (its progress, for one), if any listen."""
+    if not conversation.hooks.get("Notification"):
+        return None
     fields = {k: call[k] for k in ("tool_name", "tool_use_id")}
 
     async def notify(data: dict[str, Any]) -> None:
@@ -98,9 +118,14 @@ async def run_tool_call(
 
     decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
     if isinstance(decision, PermissionResultDeny):
+        conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    for update in [*(decision.updated_permissions or ()), *pre.updated_permissions]:
+        apply_update(conversation, update)
+    if conversation.checkpoints is not None and isinstance(arguments.get(EDIT_TOOLS.get(call.name, "")), str):
+        conversation.checkpoints.save(arguments[EDIT_TOOLS[call.name]], conversation.cwd)
     context = ToolContext(
         tool_use_id=call.id,
         session_id=conversation.session_id,
@@ -109,17 +134,12 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
-        notify=_notifier(conversation, hook_input) if hooks.get("Notification") else None,
+        tasks=conversation.tasks,
+        notify=_notifier(conversation, hook_input),
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
-    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-    if result.structured_content is not None:
-        post_input["tool_structured_content"] = result.structured_content
-    if result.is_error:
-        post_input["error"] = (
-            result.content if isinstance(result.content, str) else json.dumps(result.content)
-        )
+    post_input = _post_input(hook_input, arguments, result)
     post = await run_hooks(hooks, event, post_input, tool_use_id=call.id, target=call.name)
     if post.has_updated_output:
         result = result.model_copy(update={"content": post.updated_output})

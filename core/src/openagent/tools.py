@@ -57,6 +57,8 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    tasks: dict[str, Any] | None = None
+    """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
     notify: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     """Run the conversation's ``Notification`` hooks with these fields added to the call's (a long call's
     progress: ``notification_type="tool_progress"``); ``None`` when no such hook is registered."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import get_args
+from typing import Any, get_args
 
 import claude_agent_sdk
 import claude_agent_sdk.types as claude
@@ -33,3 +33,29 @@ def test_client_mcp_methods_have_the_sdks_signatures(method: str) -> None:
     assert inspect.iscoroutinefunction(getattr(Client, method))
     returned = theirs.return_annotation
     assert ours.return_annotation == getattr(returned, "__name__", str(returned))  # McpStatusResponse, None
+
+
+@pytest.mark.anyio
+async def test_the_sdk_client_reports_and_controls_mcp_servers(script: Any) -> None:
+    from openagent.compat.claude import ClaudeAgentOptions, ClaudeSDKClient, create_sdk_mcp_server, tool
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    script([])
+    options = ClaudeAgentOptions(mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])})
+    async with ClaudeSDKClient(options) as client:
+        status = await client.get_mcp_status()
+        assert status["mcpServers"] == [
+            {
+                "name": "calc",
+                "status": "connected",
+                "config": {"type": "sdk", "name": "calc"},
+                "tools": [{"name": "add", "description": "Add two numbers"}],
+            }
+        ]
+        await client.toggle_mcp_server("calc", False)
+        assert (await client.get_mcp_status())["mcpServers"][0]["status"] == "disabled"
+        await client.toggle_mcp_server("calc", True)
+        assert (await client.get_mcp_status())["mcpServers"][0]["status"] == "connected"

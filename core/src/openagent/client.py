@@ -228,13 +228,13 @@ class Client:
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
         """Reconnect a failed (or connected) MCP server; raises when it cannot connect."""
-        await self._mcp().reconnect_mcp_server(server_name)
+        await self._mcp_servers().reconnect_mcp_server(server_name)
 
     async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
         """Disable an MCP server (it disconnects; its tools are withdrawn) or enable it (it connects)."""
-        await self._mcp().toggle_mcp_server(server_name, enabled)
+        await self._mcp_servers().toggle_mcp_server(server_name, enabled)
 
-    def _mcp(self) -> McpServers:
+    def _mcp_servers(self) -> McpServers:
         servers = mcp_servers_of(self.conversation.toolsets)
         if servers is None:
             raise ConfigError("this client has no MCP servers (AgentOptions.mcp_servers)")

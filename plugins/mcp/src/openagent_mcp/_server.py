@@ -151,7 +151,12 @@ class RemoteServer:
             raise McpServerError("was closed: the conversation ended", server=self.key)
         link = Link(StderrTail() if self.config.kind == "stdio" else None)
         self._link = link
-        await self._group.start(self._session, link)
+        try:
+            await self._group.start(self._session, link)
+        except BaseException:
+            if link.stderr is not None:  # when the session task never ran, nobody else closes the pipe
+                link.stderr.close()
+            raise
 
     def _set(self, status: str, error: str | None = None) -> None:
         self.status, self.error = status, error

@@ -10,15 +10,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoints import EDIT_TOOLS
+from ._policy import path_arguments
 from .hooks import HookEvent, HookOutcome, run_hooks
 from .permissions import (
+    PathPolicy,
     PermissionResult,
     PermissionResultDeny,
     ToolPermissionContext,
     apply_update,
     check_permission,
 )
-from .tools import ToolContext
+from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ async def _decide(
     call_id: str,
     name: str,
     arguments: dict[str, Any],
-    requires_permission: bool,
+    found: Tool,
     pre: HookOutcome,
 ) -> PermissionResult:
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
@@ -46,7 +48,7 @@ async def _decide(
     return await check_permission(
         name,
         arguments,
-        requires_permission=requires_permission,
+        requires_permission=found.requires_permission,
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,
@@ -57,6 +59,7 @@ async def _decide(
         context=ToolPermissionContext(tool_use_id=call_id),
         cwd=conversation.cwd,
         on_ask=notify,
+        paths=path_arguments(found.paths, found.is_read_only, arguments),
     )
 
 
@@ -92,6 +95,13 @@ def _notifier(
     return notify
 
 
+def _policy(conversation: Conversation) -> PathPolicy:
+    """The rules a tool asks again when it opens a path or follows a redirect."""
+    mode = conversation.options.permission_mode
+    allowed, disallowed, ask = conversation.allowed, conversation.disallowed, conversation.ask
+    return PathPolicy(conversation.cwd.absolute(), allowed, disallowed, ask, mode)
+
+
 def _error(call_id: str, message: str) -> ToolResultBlock:
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
 
@@ -116,7 +126,7 @@ async def run_tool_call(
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
 
-    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
+    decision = await _decide(conversation, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
         conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
         return _error(call.id, decision.message), decision.interrupt
@@ -135,6 +145,7 @@ async def run_tool_call(
         depth=conversation.depth,
         tools=conversation.tools,
         tasks=conversation.tasks,
+        policy=_policy(conversation),
         notify=_notifier(conversation, hook_input),
     )
     result = await found.call(call.id, arguments, context)

@@ -207,7 +207,7 @@ class Client:
         """Switch the model for the following turns (history is kept)."""
         conversation = self.conversation
         previous, owned = conversation.provider, isinstance(self.options.model, str | None)
-        self.options.model = model
+        self.options.model = conversation.options.model = model
         conversation.provider, conversation.model = resolve_provider(self.options)
         close = getattr(previous, "aclose", None)
         if owned and close is not None:  # a provider made from a model string is ours to close
@@ -216,6 +216,8 @@ class Client:
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode for the following tool calls."""
         self.options.permission_mode = mode  # type: ignore[assignment]
+        if self._conversation is not None:  # a trusted project's settings give it options of its own
+            self._conversation.options.permission_mode = mode  # type: ignore[assignment]
 
     async def get_mcp_status(self) -> McpStatusResponse:
         """Every configured MCP server's live status: ``{"mcpServers": [{"name", "status", ...}]}``.

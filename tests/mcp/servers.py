@@ -206,11 +206,16 @@ def build(port: int = 0, **settings: Any) -> FastMCP:  # type: ignore[type-arg]
 
 
 def _faults(app: Any) -> Any:
-    """ASGI middleware: ``garbage`` and ``http_error`` calls answered at the HTTP level."""
+    """ASGI middleware: ``garbage`` and ``http_error`` calls answered at the HTTP level; ``/locked`` is 401."""
 
     async def middleware(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             return await app(scope, receive, send)
+        if scope["path"].startswith("/locked"):  # a server that wants credentials
+            await send(
+                {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+            )
+            return await send({"type": "http.response.body", "body": b"missing token"})
         body, more = b"", True
         while more:
             message = await receive()

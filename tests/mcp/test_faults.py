@@ -139,12 +139,19 @@ async def test_servers_that_cannot_start_fail_at_once_with_the_cause(
         "refused": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
         "refused_sse": {"type": "sse", "url": f"http://127.0.0.1:{free_port()}/sse"},
         "not_found": {"type": "http", "url": http_server.replace("/mcp", "/nothing-here")},
+        "locked": {"type": "http", "url": http_server.replace("/mcp", "/locked")},
     }
     with anyio.fail_after(20):
         began = anyio.current_time()
         async with opened(servers) as (toolset, table):
             assert anyio.current_time() - began <= 3 * LATENCY  # nothing waits for a timeout
             status = {s["name"]: s for s in toolset.describe()["mcp_servers"]}
+    assert status.pop("locked") == {
+        "name": "locked",
+        "status": "needs-auth",
+        "tool_count": 0,
+        "error": f"HTTP 401 from POST {http_server.replace('/mcp', '/locked')}: missing token",
+    }
     assert all(s["status"] == "failed" for s in status.values()), status
     assert "No such file" in status["missing"]["error"]
     assert "closed the connection" in status["crashes"]["error"] and "no config" in status["crashes"]["error"]

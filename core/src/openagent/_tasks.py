@@ -9,11 +9,13 @@ task, as the event loops' own async-generator finalizers do.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["spawn"]
 
@@ -33,6 +35,8 @@ def spawn(run: Callable[[], Awaitable[Any]], name: str = "openagent") -> None:
             await run()
         except Exception:  # a trio system task that raised would crash the whole run
             logger.exception("background task %s failed", name)
+
+    import asyncio  # here, not at import: `import openagent` stays light
 
     try:
         loop = asyncio.get_running_loop()

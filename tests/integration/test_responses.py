@@ -39,7 +39,7 @@ async def test_a_conversation_over_the_responses_wire(smollm2: ModelFile) -> Non
     )
     turns: list[list[Any]] = []
     with anyio.fail_after(120):
-        async with Client(options) as agent:
+        async with client, Client(options) as agent:  # the provider (and its client) are the caller's
             for prompt in ("What is the capital of France?", "And of Italy?"):
                 await agent.query(prompt)
                 turns.append([m async for m in agent.receive_response()])

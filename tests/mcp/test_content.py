@@ -154,6 +154,7 @@ async def test_structured_content_stays_on_the_result_for_hooks_and_callers(http
         model=ScriptedModel([[tool_call("mcp__srv__weather", {"city": "Lyon"})], "ok"]),
         mcp_servers={"srv": {"type": "http", "url": http_server}},
         hooks={"PostToolUse": [HookMatcher(matcher="mcp__.*", hooks=[after])]},
+        allowed_tools=["mcp__srv"],
         persist_session=False,
     )
     with anyio.fail_after(30):

@@ -35,7 +35,14 @@ pytestmark = pytest.mark.anyio
 
 
 def _options(servers: dict[str, Any], *turns: Any, **more: Any) -> AgentOptions:
-    return AgentOptions(model=ScriptedModel(list(turns)), mcp_servers=servers, persist_session=False, **more)
+    allow = [f"mcp__{name}" for name in servers]  # a server's tools run only when a rule allows them
+    return AgentOptions(
+        model=ScriptedModel(list(turns)),
+        mcp_servers=servers,
+        allowed_tools=allow,
+        persist_session=False,
+        **more,
+    )
 
 
 @tool
@@ -173,7 +180,13 @@ async def test_a_server_that_connects_late_adds_its_tools_to_the_next_request(tm
 
     late = stdio_config(tmp_path, env={"MCP_START_DELAY": "1.0"}, startup_wait=0.2)
     model = ScriptedModel([[tool_call("wait", {})], [tool_call("mcp__late__add", {"a": 2, "b": 2})], "4"])
-    options = AgentOptions(model=model, tools=[wait], mcp_servers={"late": late}, persist_session=False)
+    options = AgentOptions(
+        model=model,
+        tools=[wait],
+        mcp_servers={"late": late},
+        allowed_tools=["mcp__late"],
+        persist_session=False,
+    )
     with anyio.fail_after(30):
         messages = [m async for m in query(prompt="go", options=options)]
     assert isinstance(messages[0], SystemMessage)

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.anyio
 
 async def run(servers: dict[str, Any], *turns: Any) -> tuple[list[Any], ScriptedModel]:
     model = ScriptedModel(list(turns))
-    options = AgentOptions(model=model, mcp_servers=servers, persist_session=False)
+    # A server's tools run only when a rule allows them (a path to a JSON file names no server here).
+    allow = [f"mcp__{name}" for name in servers] if isinstance(servers, dict) else ["mcp__calc"]
+    options = AgentOptions(model=model, mcp_servers=servers, allowed_tools=allow, persist_session=False)
     return [m async for m in query(prompt="go", options=options)], model
 
 
@@ -204,7 +206,12 @@ async def test_a_client_keeps_servers_across_prompts(stdio_server: dict[str, Any
         ]
     )
     async with Client(
-        AgentOptions(model=model, mcp_servers={"calc": stdio_server}, persist_session=False)
+        AgentOptions(
+            model=model,
+            mcp_servers={"calc": stdio_server},
+            allowed_tools=["mcp__calc"],
+            persist_session=False,
+        )
     ) as client:
         pid = pid_of(tmp_path)
         for expected in ("2", "4"):

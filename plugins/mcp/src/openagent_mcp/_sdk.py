@@ -22,10 +22,16 @@ def _convert(value: Any) -> Any:
 
 
 def local_tool(name: str, original: Tool, server: str) -> McpTool:
-    """``original`` renamed to ``name``, its MCP-shaped result blocks (images …) converted like a server's."""
+    """``original`` renamed to ``name``, its MCP-shaped result blocks (images …) converted like a server's.
+
+    Like any server's tool it runs only when a rule, a mode or ``can_use_tool`` allows it (as in Claude Code,
+    where an SDK server's tools are listed in ``allowed_tools``).
+    """
     handler = original.handler
     if handler is None:
-        return retyped(original, name=name, server=server, remote_name=original.name)
+        return retyped(
+            original, name=name, server=server, remote_name=original.name, requires_permission=True
+        )
 
     async def converted_async(*args: Any, **kwargs: Any) -> Any:
         return _convert(await handler(*args, **kwargs))
@@ -40,4 +46,5 @@ def local_tool(name: str, original: Tool, server: str) -> McpTool:
         handler=functools.wraps(handler)(wrapper),
         server=server,
         remote_name=original.name,
+        requires_permission=True,
     )

@@ -129,6 +129,9 @@ def remote_tool(toolset: McpToolset, server: RemoteServer, found: Any, name: str
         handler=handler,
         style="args",
         is_read_only=bool(getattr(annotations, "readOnlyHint", False)),
+        # As in Claude Code: a server's tool runs only when a rule (``mcp__server``, ``mcp__server__tool``),
+        # a mode or ``can_use_tool`` allows it — its annotations are the server's word, not the user's.
+        requires_permission=True,
         server=server.key,
         remote_name=remote,
     )

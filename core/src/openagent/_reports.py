@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ._compaction import Compaction, estimate_tokens
+from ._runtime import describe_toolsets
 
 if TYPE_CHECKING:
     from ._loop import Conversation
@@ -43,7 +44,7 @@ def server_info(conversation: Conversation) -> dict[str, Any]:
         "commands": commands,
         "agents": _agents(conversation),
         "skills": list(settings.skills),
-        "mcp_servers": list(runtime.described.get("mcp_servers", [])),
+        "mcp_servers": list(describe_toolsets(runtime.toolsets).get("mcp_servers", [])),
         "output_style": "default",
         "available_output_styles": ["default"],
     }

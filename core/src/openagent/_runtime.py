@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from ._models import ModelProfile, Provider, ProviderProfile, split_model
 from ._plugins import registry, resolve
 from ._settings import ProjectSettings, load_settings
 from ._structured import OutputSchema
+from ._tasks import spawn
 from ._toolcall import ToolEnv
 from ._tools import Tool, Toolset
 from ._types import SystemMessage
@@ -37,9 +38,11 @@ __all__ = [
     "MIN_CONTEXT_WINDOW",
     "Inherited",
     "Runtime",
+    "describe_toolsets",
     "merged_hooks",
     "model_profile",
     "open_runtime",
+    "open_toolsets",
     "prepare",
 ]
 
@@ -120,6 +123,7 @@ class Runtime:
             "permission_mode": permission_mode,
             "mcp_servers": [],
             **self.described,
+            **describe_toolsets(self.toolsets),  # live: a server may have connected or failed since
         }
         return SystemMessage(subtype="init", data=data)
 
@@ -240,10 +244,7 @@ async def open_runtime(runtime: Runtime) -> Runtime:
         described.update(settings.describe())
     if not inherited:
         agents = {**settings.agents, **(options.agents or {})}  # code wins over files
-        toolsets, opened, found_described = await _open_toolsets(options.replace(agents=agents or None))
-        for found in opened:
-            tools.setdefault(found.name, found)
-        described.update(found_described)
+        toolsets = await open_toolsets(options.replace(agents=agents or None), tools)
     if lineage is not None:
         tools = {n: t for n, t in tools.items() if lineage.only is None or n in lineage.only}
         tools = {n: t for n, t in tools.items() if n not in lineage.without}
@@ -255,24 +256,40 @@ async def open_runtime(runtime: Runtime) -> Runtime:
     )  # fmt: skip
 
 
-async def _open_toolsets(options: AgentOptions) -> tuple[list[Toolset], list[Tool], dict[str, Any]]:
-    """Open the toolsets plugins make from the options (MCP servers, subagents …): the toolsets, their
-    tools, and what they report for the init message.
+async def open_toolsets(options: AgentOptions, tools: MutableMapping[str, Tool]) -> list[Toolset]:
+    """Open the toolsets plugins make from the options (MCP servers, subagents …) and add their tools to
+    ``tools`` (a tool already there keeps its name); toolsets with ``attach`` keep ``tools`` current from
+    then on (a server that connects late adds its tools to the next request).
     """  # noqa: D205
     factories = registry().toolsets
     if options.mcp_servers and "mcp" not in factories:
         raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
     toolsets: list[Toolset] = []
-    tools: list[Tool] = []
-    described: dict[str, Any] = {}
     for factory in factories.values():
         toolset = factory(options)
         if toolset is None:
             continue
         toolsets.append(toolset)
-        tools += await toolset.open()
+        try:
+            opened = await toolset.open()
+        except BaseException:  # cancelled or failed: close what was started, even if this task cannot wait
+            for made in toolsets:
+                spawn(made.aclose, "closing a toolset that did not open")
+            raise
+        for found in opened:
+            tools.setdefault(found.name, found)
+        attach = getattr(toolset, "attach", None)
+        if callable(attach):
+            attach(tools)
+    return toolsets
+
+
+def describe_toolsets(toolsets: Sequence[Toolset]) -> dict[str, Any]:
+    """What the toolsets report now for the init message (``{"mcp_servers": [...]}`` …)."""
+    described: dict[str, Any] = {}
+    for toolset in toolsets:
         described.update(toolset.describe())
-    return toolsets, tools, described
+    return described
 
 
 _WARNED: set[str] = set()

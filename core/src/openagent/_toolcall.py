@@ -9,7 +9,7 @@ interruptibly) through it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,6 +125,36 @@ def _error(call_id: str, message: str, ends_turn: bool = False) -> ToolCallResul
     return ToolCallResult(ToolResultBlock(tool_use_id=call_id, content=message, is_error=True), ends_turn)
 
 
+def _post_input(hook_input: dict[str, Any], arguments: Any, result: ToolResultBlock) -> dict[str, Any]:
+    """What PostToolUse / PostToolUseFailure hooks get: the call, its response, structured content, error."""
+    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.structured_content is not None:
+        post_input["tool_structured_content"] = result.structured_content
+    if result.is_error:
+        content = result.content
+        post_input["error"] = content if isinstance(content, str) else json.dumps(content)
+    return post_input
+
+
+def _notifier(env: ToolEnv, call: dict[str, Any]) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """What a tool calls to run the Notification hooks about itself (its progress, for one), if any listen."""
+    if not env.hooks.get("Notification"):
+        return None
+    fields = {k: call[k] for k in ("tool_name", "tool_use_id")}
+
+    async def notify(data: dict[str, Any]) -> None:
+        kind = data.get("notification_type")
+        await run_hooks(
+            env.hooks,
+            "Notification",
+            {**env.hook_base, **data, **fields},
+            tool_use_id=call["tool_use_id"],
+            target=kind if isinstance(kind, str) else None,
+        )
+
+    return notify
+
+
 async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCallResult:
     """Run one call of a tool with a handler (client-side calls never come here: `decide` parks them)."""
     if isinstance(call, ToolUseError):
@@ -162,6 +192,7 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
         permission_mode=env.permissions.permission_mode,
         tasks=env.tasks,
         policy=_policy(env),
+        notify=_notifier(env, hook_input),
     )
     result = await found.call(call.id, arguments, context)
     result, ends_turn = await _after(env, call, hook_input, arguments, result, pre)
@@ -178,11 +209,7 @@ async def _after(
 ) -> tuple[ToolResultBlock, bool]:
     """The PostToolUse (or PostToolUseFailure) hooks: they may replace the output or add context."""
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
-    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-    if result.is_error:
-        post_input["error"] = (
-            result.content if isinstance(result.content, str) else json.dumps(result.content)
-        )
+    post_input = _post_input(hook_input, arguments, result)
     post = await run_hooks(env.hooks, event, post_input, tool_use_id=call.id, target=call.name)
     if post.has_updated_output:
         result = result.model_copy(update={"content": post.updated_output})

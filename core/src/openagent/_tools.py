@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
@@ -69,6 +69,9 @@ class ToolContext:
     """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
     tasks: dict[str, Any] | None = None
     """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
+    notify: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    """Run the conversation's ``Notification`` hooks with these fields added to the call's (a long call's
+    progress: ``notification_type="tool_progress"``); ``None`` when no such hook is registered."""
 
 
 @runtime_checkable
@@ -76,7 +79,9 @@ class Toolset(Protocol):
     """Tools that live as long as a conversation, behind a connection (MCP servers, for example).
 
     Plugins make them from the options through the ``register_toolsets`` hook; the loop opens them when a
-    conversation starts and closes them when it ends.
+    conversation starts and closes them when it ends. A toolset whose tools come and go (MCP servers that
+    connect late, fail or are disabled) may also have ``attach(tools)``: it is given the conversation's
+    tool table and keeps its own entries in it current, never replacing another tool.
     """
 
     async def open(self) -> list[Tool]:
@@ -148,8 +153,12 @@ class Tool:
             logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
             return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}", limit)
         content, is_error = _content(value)
+        structured = value.get("structured_content") if isinstance(value, dict) else None
         return ToolResultBlock(
-            tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
+            tool_use_id=tool_use_id,
+            content=_truncate(content, self.max_result_chars),
+            is_error=is_error,
+            structured_content=structured,
         )
 
     def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -188,9 +197,12 @@ def _readable(exc: ValidationError, shown: int = 200) -> str:
     return "; ".join(parts)
 
 
+_RESULT_KEYS = frozenset({"content", "is_error", "isError", "structured_content"})
+
+
 def _content(value: Any) -> tuple[str | list[dict[str, Any]], bool | None]:
     """Turn a handler's return value into result content (Claude-form dicts keep their blocks)."""
-    if isinstance(value, dict) and "content" in value and set(value) <= {"content", "is_error", "isError"}:
+    if isinstance(value, dict) and "content" in value and set(value) <= _RESULT_KEYS:
         is_error = value.get("is_error", value.get("isError"))
         content = value["content"]
         return (content if isinstance(content, str | list) else str(content)), (bool(is_error) or None)

@@ -17,7 +17,10 @@ tool types both kinds of code share). Every other module of the package is priva
 - Secrets and trust: `mask_url`, `mask_secret` (for what a plugin prints or logs), `project_digest` (what a
   user approves when trusting a project's settings) and `untrusted_settings` (what trust would apply).
 - Tools: `Toolset` (tools behind a connection, made per run), `SdkMcpServer`, `create_sdk_mcp_server`,
-  `PathPolicy` (the run's path and web rules, asked again where a tool opens a path) and `glob_regex`.
+  `PathPolicy` (the run's path and web rules, asked again where a tool opens a path) and `glob_regex`;
+  `McpServers` (what an MCP toolset implements so `Client` can report and control its servers) with its
+  status shapes `McpServerStatus` and `McpStatusResponse`; `spawn` (a background task that outlives no
+  event loop: closing a connection from a task that cannot wait).
 - Steps, for engines that run an agent step by step (durable workflows): `Runtime` (`prepare_runtime`,
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
   `submit`, `prepare_request`, `model_turn`, `count_turn`, `decide`, `tool_call`, `tool_results`,
@@ -48,6 +51,7 @@ from ._errors import (
     mask_url,
 )
 from ._lazy import Lazy, lazy
+from ._mcp import McpServers, McpServerStatus, McpStatusResponse
 from ._models import (
     ModelEvent,
     ModelProfile,
@@ -77,6 +81,7 @@ from ._sessions import (
     require_asyncio,
 )
 from ._sse import ServerSentEvent, SSEDecoder, aiter_sse, json_data
+from ._tasks import spawn
 from ._tools import SdkMcpServer, Toolset, create_sdk_mcp_server
 from ._types import RawBlock, Usage
 
@@ -126,6 +131,9 @@ __all__ = [
     "Finish",
     "FollowUp",
     "Lazy",
+    "McpServerStatus",
+    "McpServers",
+    "McpStatusResponse",
     "ModelEvent",
     "ModelProfile",
     "ModelProfileSource",
@@ -207,6 +215,7 @@ __all__ = [
     "require_asyncio",
     "resolve",
     "result_message",
+    "spawn",
     "split_model",
     "submit",
     "tool_call",

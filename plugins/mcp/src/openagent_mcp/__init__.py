@@ -64,7 +64,7 @@ def toolset_of(client: Any) -> McpToolset:
         LookupError: When it has no MCP servers.
     """
     conversation = getattr(client, "conversation", client)
-    for toolset in getattr(conversation, "toolsets", []):
+    for toolset in getattr(getattr(conversation, "runtime", None), "toolsets", ()):
         if isinstance(toolset, McpToolset):
             return toolset
     raise LookupError("no MCP servers in this conversation (AgentOptions.mcp_servers)")

@@ -76,7 +76,9 @@ async def test_status_reconnect_and_toggle_through_the_client(tmp_path: Path) ->
 
             first = pid_of(tmp_path)
             kill_pid(first)
-            await wait_until(lambda: client.conversation.runtime.toolsets[0].remote["calc"].status == "failed")
+            await wait_until(
+                lambda: client.conversation.runtime.toolsets[0].remote["calc"].status == "failed"
+            )
             failed = (await client.get_mcp_status())["mcpServers"][0]
             assert failed["status"] == "failed" and "closed the connection" in failed["error"]
 

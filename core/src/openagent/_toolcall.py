@@ -1,11 +1,15 @@
 """One tool call through the pipeline: PreToolUse hooks → permissions → the tool → PostToolUse hooks.
 
 The loop runs a turn's calls (concurrently, in order, interruptibly); this module decides and runs each.
+Two bare session entries record what the messages do not say: ``permission_request`` when ``can_use_tool``
+is about to be asked (the run waits for an approval), and ``tool_outcome`` with the permission decision and
+the call's duration once the call is decided and run.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,16 +31,21 @@ async def _decide(
     arguments: dict[str, Any],
     requires_permission: bool,
     pre: HookOutcome,
-) -> PermissionResult:
-    """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
+) -> tuple[PermissionResult, bool]:
+    """The permission decision for one call, and whether ``can_use_tool`` was asked for it (the
+    Notification hook fires, and a ``permission_request`` entry is persisted, just before it is asked).
+    """  # noqa: D205
+    asked: list[str] = []
 
     async def notify(message: str) -> None:
+        asked.append(message)
+        await conversation.persist("permission_request", tool_use_id=call_id, tool_name=name, reason=message)
         data = conversation.hook_input(
             message=message, notification_type="permission_prompt", title="Permission needed"
         )
         await run_hooks(conversation.hooks, "Notification", data, target="permission_prompt")
 
-    return await check_permission(
+    decision = await check_permission(
         name,
         arguments,
         requires_permission=requires_permission,
@@ -51,10 +60,28 @@ async def _decide(
         cwd=conversation.cwd,
         on_ask=notify,
     )
+    return decision, bool(asked)
 
 
 def _error(call_id: str, message: str) -> ToolResultBlock:
     return ToolResultBlock(tool_use_id=call_id, content=message, is_error=True)
+
+
+async def _outcome(
+    conversation: Conversation,
+    call: ToolUseBlock,
+    decision: PermissionResult,
+    asked: bool,
+    started: float | None = None,
+) -> None:
+    """Persist the call's ``tool_outcome``: its permission decision and, when it ran, how long it took."""
+    permission: dict[str, Any] = {"behavior": decision.behavior, "asked": asked}
+    if isinstance(decision, PermissionResultDeny):
+        permission["message"] = decision.message
+    duration = None if started is None else int((time.monotonic() - started) * 1000)
+    await conversation.persist(
+        "tool_outcome", tool_use_id=call.id, tool_name=call.name, permission=permission, duration_ms=duration
+    )
 
 
 async def run_tool_call(
@@ -75,10 +102,14 @@ async def run_tool_call(
     pre = await run_hooks(hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
     arguments = pre.updated_input if pre.updated_input is not None else call.input
     if pre.block_reason or not pre.continue_:
-        return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
+        blocked = pre.block_reason or pre.stop_reason or "blocked by a hook"
+        await _outcome(conversation, call, PermissionResultDeny(message=blocked), False)
+        return _error(call.id, blocked), not pre.continue_
 
-    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
+    required = found.requires_permission
+    decision, asked = await _decide(conversation, call.id, call.name, arguments, required, pre)
     if isinstance(decision, PermissionResultDeny):
+        await _outcome(conversation, call, decision, asked)
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
         arguments = decision.updated_input
@@ -91,7 +122,9 @@ async def run_tool_call(
         depth=conversation.depth,
         tools=conversation.tools,
     )
+    started = time.monotonic()
     result = await found.call(call.id, arguments, context)
+    await _outcome(conversation, call, decision, asked, started)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
     post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
     if result.is_error:

@@ -164,8 +164,8 @@ class Conversation:
         self.ask += self.settings.ask_tools
         self._described.update(self.settings.describe())
 
-    async def persist(self, message: Message, **fields: Any) -> None:
-        """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
+    async def persist(self, message: Message | str, **fields: Any) -> None:
+        """Append ``message`` (or a bare entry of that type) and extra entry ``fields`` to the session."""
         if self._store is not None and self._key is not None:
             await self._store.append(self._key, [{**entry_for(message, self.session_id), **fields}])
 
@@ -258,12 +258,13 @@ class Conversation:
                 stats.api += time.monotonic() - began
                 yield await self._result("error_during_execution", started, stats, str(exc), last)
                 raise
-            stats.api += time.monotonic() - began
+            stats.api += (latency := time.monotonic() - began)
             last = self._assistant(turn)
-            self._account(turn, stats)
+            cost = self._account(turn, stats)
             last = await self._after_response(last)
-            if last.content or not self._interrupted:
-                await self._record(last, remember=last.stop_reason != "incomplete")
+            if last.content or not self._interrupted:  # the entry also keeps the turn's latency and cost
+                remember = last.stop_reason != "incomplete"
+                await self._record(last, remember=remember, latency_ms=int(latency * 1000), cost_usd=cost)
                 yield last
             if ending := self._ending():
                 text = ending[1] or _final_text(last)
@@ -289,12 +290,12 @@ class Conversation:
                 yield await self._result(ending[0], started, stats, _final_text(last), last, ending[1])
                 return
 
-    async def _record(self, message: Message, *, remember: bool = True) -> None:
-        """Persist a message, and add it to the history the model sees next unless ``remember`` is off."""
+    async def _record(self, message: Message, *, remember: bool = True, **fields: Any) -> None:
+        """Persist a message with entry ``fields``; add it to the model's history unless ``remember``."""
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.history.append(message)
-        await self.persist(message)
+        await self.persist(message, **fields)
 
     async def _submit(
         self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
@@ -323,15 +324,15 @@ class Conversation:
             return UserMessage(content="\n\n".join([text, *extra]))
         return message
 
-    def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
+    def _account(self, turn: TurnBuilder, stats: _Stats) -> float | None:
         stats.turns += 1
-        if turn.usage is not None:
-            stats.usage += turn.usage
-            self.usage += turn.usage
-            price = getattr(self.provider, "cost", None)
-            cost = price(turn.usage) if callable(price) else None
-            if cost is not None:
-                self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
+        if turn.usage is None:
+            return None
+        stats.usage, self.usage = stats.usage + turn.usage, self.usage + turn.usage
+        price = getattr(self.provider, "cost", None)
+        cost: float | None = price(turn.usage) if callable(price) else None
+        self.total_cost_usd = self.total_cost_usd if cost is None else (self.total_cost_usd or 0.0) + cost
+        return cost
 
     def _ending(self, paused: bool = False) -> tuple[ResultSubtype, str | None] | None:
         """Why the run ends here whatever the model wants: an interrupt, the budget, or (``paused``)

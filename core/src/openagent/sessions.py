@@ -121,15 +121,21 @@ def project_key_for(cwd: str | os.PathLike[str]) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", str(Path(cwd).resolve())).strip("-")[:200] or "root"
 
 
-def entry_for(message: Message, session_id: str) -> dict[str, Any]:
-    """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
-    return {
-        "type": message.type,
+def entry_for(message: Message | str, session_id: str) -> dict[str, Any]:
+    """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message.
+
+    Given a type name instead of a message, a bare entry of that type (no ``message``): a note readers of
+    messages skip, such as the loop's ``permission_request`` and ``tool_outcome``.
+    """
+    entry = {
+        "type": message if isinstance(message, str) else message.type,
         "uuid": uuid_mod.uuid4().hex,
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "session_id": session_id,
-        "message": message.model_dump(mode="json", exclude_none=True),
     }
+    if not isinstance(message, str):
+        entry["message"] = message.model_dump(mode="json", exclude_none=True)
+    return entry
 
 
 def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:

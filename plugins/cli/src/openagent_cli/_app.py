@@ -14,7 +14,16 @@ from openagent.errors import ConfigError, OpenAgentError
 
 from ._settings import PERMISSION_MODES, Settings, load_settings
 
-__all__ = ["PluginGroup", "cli", "fail", "main", "model_options", "options_from", "settings_from"]
+__all__ = [
+    "PluginGroup",
+    "PluginSubgroup",
+    "cli",
+    "fail",
+    "main",
+    "model_options",
+    "options_from",
+    "settings_from",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -69,6 +78,28 @@ class PluginGroup(click.Group):
         if cmd_name not in self.commands:
             self.load_plugin_commands()
         return super().get_command(ctx, cmd_name)
+
+
+class PluginSubgroup(click.Group):
+    """A built-in group plugins may add subcommands to (``openagent sessions serve``).
+
+    Before it answers for a name it lacks, or lists its commands, the root group loads the plugins' commands.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_plugins(ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            _load_plugins(ctx)
+        return super().get_command(ctx, cmd_name)
+
+
+def _load_plugins(ctx: click.Context) -> None:
+    root = ctx.find_root().command
+    if isinstance(root, PluginGroup):
+        root.load_plugin_commands()
 
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})

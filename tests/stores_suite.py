@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from glob import glob
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,16 @@ from claude_agent_sdk.testing import run_session_store_conformance
 
 from openagent.errors import SessionError
 
-__all__ = ["Backend", "PostgresServer", "RedisServer", "ServerRestartSuite", "StoreSuite", "make_entry"]
+__all__ = [
+    "Backend",
+    "PostgresServer",
+    "RedisServer",
+    "ServerRestartSuite",
+    "StoreSuite",
+    "make_entry",
+    "postgres_server",
+    "redis_server",
+]
 
 
 # -- servers ------------------------------------------------------------------------------------------------
@@ -195,6 +204,28 @@ class PostgresServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real ``redis-server`` on a free loopback port, for the whole test session."""
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL cluster on a free loopback port, for the whole test session."""
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
 
 
 # -- what a store's test module provides ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Sessions: tests per package, lint, types, contract, integration, fuzz, bench, record.
+"""Sessions: tests per package, lint, types, contract, integration, fuzz, bench, bench_viewer, record.
 
 ``nox`` alone runs the default set (every package's tests, lint, types, contract, integration); ``nox -s
-bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
+bench``, ``nox -s bench_viewer``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
 """
 
 from __future__ import annotations
@@ -30,9 +30,14 @@ TEST_DEPS = [
 ]
 # Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
 # plugin against the scripted loopback server, and the tools plugin's AskUserQuestion.
-TEST_PLUGINS = {"cli": ["openai", "tools"]}
-# Debian packages a package's tests need (servers started on loopback by the tests themselves).
-APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+TEST_PLUGINS = {"cli": ["openai", "tools"], "viewer": ["openai", "sqlite", "redis", "postgres"]}
+# Debian packages a package's tests need (servers started on loopback by the tests themselves; the viewer's
+# run in Debian's Chromium, which Playwright drives: its own browser download cannot run here).
+APT = {
+    "redis": ["redis-server"],
+    "postgres": ["postgresql"],
+    "viewer": ["chromium", "redis-server", "postgresql"],
+}
 
 
 def _packages() -> list[str]:
@@ -197,6 +202,15 @@ def bench(session: nox.Session) -> None:
     _install(session, *[p for p in _packages() if p != "cli"])
     session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def bench_viewer(session: nox.Session) -> None:
+    """The session viewer's first paint in headless Chromium: a 10,000-message session, a list of 1,000."""
+    _apt(session, ["chromium"])
+    _install(session, "viewer")
+    session.install("playwright>=1.45")
+    session.run("python", "benchmarks/viewer_bench.py", *session.posargs)
 
 
 @nox.session

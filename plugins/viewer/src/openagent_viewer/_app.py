@@ -150,12 +150,13 @@ def _commands(summary: Summary, store: str | None) -> list[tuple[str, str]]:
 
 
 class _Timelines:
-    """Timelines of recently viewed sessions, brought up to date by feeding them only the new entries."""
+    """Timelines (and summaries) of recently viewed sessions, brought up to date with the new entries only."""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
         self._slots: OrderedDict[tuple[str, str], tuple[Timeline, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
+        self._summaries: dict[tuple[str, str], tuple[int, Summary]] = {}
 
     @contextlib.contextmanager
     def current(self, key: tuple[str, str], entries: list[Any]) -> Iterator[Timeline]:
@@ -172,6 +173,18 @@ class _Timelines:
             for entry in entries[timeline.count :]:
                 timeline.feed(entry)
             yield timeline
+
+    def summary(self, key: tuple[str, str], entries: list[Any]) -> Summary:
+        """The session's summary after ``entries`` (made again only when there are more of them)."""
+        with self._lock:
+            count, summary = self._summaries.get(key, (-1, None))
+        if summary is None or count != len(entries):
+            summary = summarize(key[1], key[0], 0, entries)
+            with self._lock:
+                self._summaries[key] = (len(entries), summary)
+                while len(self._summaries) > self.size:
+                    self._summaries.pop(next(iter(self._summaries)))
+        return summary
 
 
 class Pages:
@@ -236,8 +249,8 @@ class Pages:
         base = session_url(project, session_id)
 
         def render() -> str:
-            summary = summarize(session_id, project, 0, entries)
             with self.timelines.current((project, session_id), entries) as timeline:
+                summary = self.timelines.summary((project, session_id), entries)
                 return self.renderer.session_page(
                     timeline.roots,
                     summary=summary,

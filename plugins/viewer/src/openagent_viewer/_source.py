@@ -10,6 +10,7 @@ changed session.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = ["NotFoundError", "Source", "is_session_id"]
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _READERS = 16  # sessions loaded at once when the list is (re)built
+_RECENT = 8  # sessions remembered redacted, for the pages that follow them
 
 
 class NotFoundError(LookupError):
@@ -56,6 +58,7 @@ class Source:
         self.owned = owned
         self._summaries: dict[tuple[str, str], Summary] = {}
         self._refreshing: dict[str, anyio.Lock] = {}
+        self._recent: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
 
     async def projects(self) -> list[str]:
         """Projects to choose from: the current one, those named at start, and those the store can list."""
@@ -101,9 +104,8 @@ class Source:
 
         async def refresh(session_id: str, mtime: int) -> None:
             async with limiter:
-                loaded = await self._load(project, session_id)
-            entries = loaded[1] if loaded else []
-            self._summaries[project, session_id] = summarize(session_id, project, mtime, entries)
+                entries = await self._load(project, session_id)
+            self._summaries[project, session_id] = summarize(session_id, project, mtime, entries or [])
 
         async with anyio.create_task_group() as group:
             for session_id, mtime in stale:
@@ -119,39 +121,63 @@ class Source:
         return (await self.tail(project, session_id, 0))[1]
 
     async def tail(self, project: str, session_id: str, start: int) -> tuple[int, list[Any]]:
-        """How many entries the session has, and those from ``start`` on, redacted (only they are checked:
-        a page following a session asks for what is new).
+        """How many entries the session has, and those from ``start`` on, redacted.
+
+        The last few sessions read are remembered redacted: the next read of one redacts only what was
+        appended since (stores only append; a session rewritten under the same id is noticed by its
+        first and last remembered entries and read afresh).
 
         Raises:
             NotFoundError: As `entries`.
             SessionError: As `entries`.
-        """  # noqa: D205
+        """
         if not is_session_id(session_id):
             raise NotFoundError("not a session id")
         await self.check_project(project)
-        entries = await self._load(project, session_id, start)
-        if entries is None:
+        raw = await self._read(project, session_id)
+        if raw is None:
             raise NotFoundError(f"no session {session_id!r} in project {project!r}")
-        return entries
+        key = (project, session_id)
+        known = self._recent.pop(key, [])
+        if not _extends(raw, known):
+            known = []
+        entries = known + self.redactor.entries(raw[len(known) :])
+        self._recent[key] = entries
+        while len(self._recent) > _RECENT:
+            self._recent.popitem(last=False)
+        return len(entries), entries[start:]
 
-    async def _load(self, project: str, session_id: str, start: int = 0) -> tuple[int, list[Any]] | None:
+    async def _load(self, project: str, session_id: str) -> list[Any] | None:
+        raw = await self._read(project, session_id)
+        return None if raw is None else self.redactor.entries(raw)
+
+    async def _read(self, project: str, session_id: str) -> list[Any] | None:
         entries = await self.store.load({"project_key": project, "session_id": session_id})
         warnings = getattr(self.store, "warnings", None)
         if isinstance(
             warnings, list
         ):  # the JSONL store keeps every torn line it met: we poll, so forget them
             warnings.clear()
-        if entries is None:
-            return None
-        if not isinstance(entries, list):
+        if entries is not None and not isinstance(entries, list):
             raise SessionError(f"the store returned {type(entries).__name__} for {session_id!r}, not a list")
-        return len(entries), self.redactor.entries(entries[start:])
+        return entries
 
     async def aclose(self) -> None:
         """Close the store, when the viewer opened it."""
         close = getattr(self.store, "aclose", None)
         if self.owned and close is not None:
             await close()
+
+
+def _extends(entries: list[Any], known: list[Any]) -> bool:
+    """Whether ``entries`` starts with the ``known`` ones (same first and last uuid, as far as they go)."""
+    if len(entries) < len(known):
+        return False
+    return all(_uuid(entries[i]) == _uuid(known[i]) for i in {0, len(known) - 1} if known)
+
+
+def _uuid(entry: Any) -> Any:
+    return entry.get("uuid", id(entry)) if isinstance(entry, dict) else None
 
 
 def _is_mtime(value: object) -> bool:

@@ -69,6 +69,10 @@ def test_ctrl_c_stops_the_server_cleanly_even_with_a_page_following(project: Pro
     with httpx.stream("GET", events, timeout=10) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         lines = stream.iter_lines()
-        assert [next(lines), next(lines)] == ["id: 14", "event: ops"]  # all 14 entries, as one change
+        written = (
+            project.data / "openagent" / "sessions" / project_key_for(project.cwd) / f"{session_id}.jsonl"
+        )
+        count = len(written.read_text().splitlines())
+        assert [next(lines), next(lines)] == [f"id: {count}", "event: ops"]  # every entry, as one change
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) == 0

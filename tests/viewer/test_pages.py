@@ -97,9 +97,18 @@ def test_subagent_runs_nest_under_their_task_call(site: Site, page) -> None:
     page.goto(site.session("demo"))
     task = page.locator('section.card[data-tool="Task"]')
     nested = task.locator(".children > .item")
-    assert nested.count() == 3  # the subagent's prompt, its tool call turn, its answer
-    assert nested.nth(0).locator("pre.prompt").inner_text() == "add 2 and 3"
-    inner = nested.nth(1).locator('section.card[data-tool="add"]')
+    kinds = [k.split()[1] for k in nested.evaluate_all("items => items.map(i => i.className)")]
+    assert kinds == [
+        "task",
+        "prompt",
+        "assistant",
+        "assistant",
+        "task",
+    ]  # the task's start and end around its run
+    assert nested.nth(0).inner_text().startswith("● task started: math")
+    assert nested.nth(4).inner_text().startswith("■ task completed · 125 tokens · 1 tool uses")
+    assert nested.nth(1).locator("pre.prompt").inner_text() == "add 2 and 3"
+    inner = nested.nth(2).locator('section.card[data-tool="add"]')
     assert inner.locator(".result pre").inner_text() == "5.0"
     assert task.locator(":scope > .result pre").inner_text() == "5"
     # nothing of the subagent leaks to the top level

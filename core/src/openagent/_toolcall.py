@@ -13,8 +13,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._checkpoints import EDIT_TOOLS
 from .hooks import HookEvent, HookOutcome, run_hooks
-from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
+from .permissions import (
+    PermissionResult,
+    PermissionResultDeny,
+    ToolPermissionContext,
+    apply_update,
+    check_permission,
+)
 from .tools import ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -26,8 +33,7 @@ __all__ = ["run_tool_call"]
 
 async def _decide(
     conversation: Conversation,
-    call_id: str,
-    name: str,
+    call: ToolUseBlock,
     arguments: dict[str, Any],
     requires_permission: bool,
     pre: HookOutcome,
@@ -36,6 +42,7 @@ async def _decide(
     Notification hook fires, and a ``permission_request`` entry is persisted, just before it is asked).
     """  # noqa: D205
     asked: list[str] = []
+    call_id, name = call.id, call.name
 
     async def notify(message: str) -> None:
         asked.append(message)
@@ -106,13 +113,17 @@ async def run_tool_call(
         await _outcome(conversation, call, PermissionResultDeny(message=blocked), False)
         return _error(call.id, blocked), not pre.continue_
 
-    required = found.requires_permission
-    decision, asked = await _decide(conversation, call.id, call.name, arguments, required, pre)
+    decision, asked = await _decide(conversation, call, arguments, found.requires_permission, pre)
     if isinstance(decision, PermissionResultDeny):
         await _outcome(conversation, call, decision, asked)
+        conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    for update in [*(decision.updated_permissions or ()), *pre.updated_permissions]:
+        apply_update(conversation, update)
+    if conversation.checkpoints is not None and isinstance(arguments.get(EDIT_TOOLS.get(call.name, "")), str):
+        conversation.checkpoints.save(arguments[EDIT_TOOLS[call.name]], conversation.cwd)
     context = ToolContext(
         tool_use_id=call.id,
         session_id=conversation.session_id,
@@ -121,6 +132,7 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
+        tasks=conversation.tasks,
     )
     started = time.monotonic()
     result = await found.call(call.id, arguments, context)

@@ -28,6 +28,10 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 IMAGE_CHARS = 4_000_000
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 PROMPT, TEXT, OTHER = -1, -2, -3  # block positions of a prompt string, a result's text, a whole entry
+TASK_SUBTYPES = ("task_started", "task_notification")
+_SYSTEM_NODES: dict[Any, Any] = {"init": "run", "compact_boundary": "compaction"} | dict.fromkeys(
+    TASK_SUBTYPES, "task"
+)
 
 PartKind: TypeAlias = Literal["text", "markdown", "thinking", "json", "image"]
 
@@ -72,7 +76,7 @@ class Card:
 class Node:
     """One timeline item; ``kind`` says which fields matter."""
 
-    kind: Literal["run", "prompt", "assistant", "compaction", "result", "system", "orphan", "entry"]
+    kind: Literal["run", "prompt", "assistant", "compaction", "task", "result", "system", "orphan", "entry"]
     index: int
     message: dict[str, Any]
     entry: dict[str, Any]
@@ -207,6 +211,8 @@ class Timeline:
             node.parts.extend(_parts(full_values(entry, OTHER), index, OTHER))
             return self._place(node, None)
         parent = message.get("parent_tool_use_id")
+        if kind == "system" and message.get("subtype") in TASK_SUBTYPES:  # a subagent task's start or end
+            parent = mapping(message.get("data")).get("tool_use_id")
         if kind == "assistant":
             return self._assistant(index, entry, message, parent)
         if kind == "user":
@@ -221,8 +227,8 @@ class Timeline:
             node = Node("result", index, message, entry)
             node.parts.extend(_parts(full_values(entry, TEXT), index, TEXT))
             return node
-        if kind == "system" and subtype in ("init", "compact_boundary"):
-            return Node("run" if subtype == "init" else "compaction", index, message, entry)
+        if kind == "system" and subtype in ("init", "compact_boundary", *TASK_SUBTYPES):
+            return Node(_SYSTEM_NODES[subtype], index, message, entry)
         node = Node("system" if kind == "system" else "entry", index, message, entry)
         node.parts.extend(_parts(full_values(entry, OTHER), index, OTHER))
         return node

@@ -10,8 +10,13 @@ times. Per page it reports, in milliseconds from navigation start (median of the
   ≤ 500 ms for the list of 1,000);
 - ``dcl`` / ``load``: the whole document parsed / loaded (the page is streamed, so these come later).
 
-The list's first load also builds the viewer's summary cache (every session read from the store once):
-``cold`` is that load, the rest are warm. ``--json`` prints one JSON object instead of the table.
+The list's first load may wait for the viewer's summary cache (every session read from the store once,
+begun when the server starts): ``cold`` is that load, the rest are warm.
+
+The floor: the same pages' bytes (and their style sheets and script) saved as files and served by Python's
+``http.server`` from another process, loaded the same way in the same run: what Chromium needs to paint
+that much HTML when the server does no work. The machine is shared and noisy, so the ratio to the floor
+is the steadier figure. ``--json`` prints one JSON object instead of the table.
 """
 
 from __future__ import annotations
@@ -141,6 +146,29 @@ TIMING = """() => {
 }"""
 
 
+def floor_site(root: Path, url: str, session_url: str) -> tuple[subprocess.Popen[str], str, str]:
+    """The two pages as the viewer served them, with their assets, served as static files."""
+    import httpx
+
+    site = root / "floor"
+    base = url.rstrip("/")
+    pages = {"list.html": url, "session.html": session_url}
+    assets = ["/static/viewer.css", "/static/viewer.js", "/static/favicon.svg", "/pygments.css"]
+    for name, address in [*pages.items(), *[(a.lstrip("/"), base + a) for a in assets]]:
+        path = site / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(httpx.get(address, timeout=60).content)
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(site)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    port = proc.stdout.readline().split(" port ")[1].split()[0]
+    return proc, f"http://127.0.0.1:{port}/list.html", f"http://127.0.0.1:{port}/session.html"
+
+
 def measure(browser: Any, url: str, runs: int) -> list[dict[str, float]]:
     rows = []
     for _ in range(runs):
@@ -187,6 +215,13 @@ def main() -> None:
                 session_url = f"{url.rstrip('/')}/s/{project_key_for(big_dir)}/{big_id}"
                 measure(browser, session_url, 1)  # warm-up: the server's first import of the markdown stack
                 session = measure(browser, session_url, args.runs)
+                static, list_file, session_file = floor_site(root, url, session_url)
+                try:
+                    floor_list = measure(browser, list_file, args.runs)
+                    floor_session = measure(browser, session_file, args.runs)
+                finally:
+                    static.terminate()
+                    static.wait(10)
                 browser.close()
         finally:
             proc.terminate()
@@ -199,8 +234,12 @@ def main() -> None:
         "list_cold": _stats(cold),
         "list": _stats(warm),
         "session": _stats(session),
+        "floor_list": _stats(floor_list),
+        "floor_session": _stats(floor_session),
         "targets": TARGETS,
     }
+    for page in ("list", "session"):
+        results[f"{page}_fcp_vs_floor"] = round(results[page]["fcp"] / results[f"floor_{page}"]["fcp"], 2)
     results["verdicts"] = {
         "session_fcp": results["session"]["fcp"] <= TARGETS["session_fcp_ms"],
         "list_fcp": results["list"]["fcp"] <= TARGETS["list_fcp_ms"],
@@ -211,9 +250,14 @@ def main() -> None:
         return
     print(f"built {args.messages:,}-message session and {args.sessions:,} sessions in {built:.1f} s")
     print(f"{'page':<26}{'items':>7}{'ttfb':>9}{'fcp':>9}{'dcl':>9}{'load':>9}   (ms, median of {args.runs})")
-    for name, key in (("list, cold cache (1 run)", "list_cold"), ("list", "list"), ("session", "session")):
+    rows = [("list, cold cache (1 run)", "list_cold"), ("list", "list"), ("list, floor", "floor_list")]
+    rows += [("session", "session"), ("session, floor", "floor_session")]
+    for name, key in rows:
         r = results[key]
         print(f"{name:<26}{r['items']:>7}{r['ttfb']:>9}{r['fcp']:>9}{r['dcl']:>9}{r['load']:>9}")
+    print(
+        f"first paint vs the floor: list {results['list_fcp_vs_floor']}×, session {results['session_fcp_vs_floor']}×"
+    )
     for name, ok in results["verdicts"].items():
         print(f"{name}: {'meets' if ok else 'MISSES'} its target")
 

@@ -31,7 +31,7 @@ def render(entries: list[Any]) -> tuple[str, Timeline]:
         timeline.roots, summary=summary, turns=timeline.turns, project="p", base="/s/p/s",
         count=timeline.count, total_items=len(timeline.roots), commands=[], store_name="x",
     )  # fmt: skip
-    RENDERER.ops(ops, "/s/p/s", timeline.turns)
+    RENDERER.ops(ops, "/s/p/s", timeline.turns, timeline.count)
     RENDERER.items(timeline.roots, 0, len(timeline.roots), "/s/p/s", timeline.count)
     RENDERER.summary(summary)
     return page, timeline

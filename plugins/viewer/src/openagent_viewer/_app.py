@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import logging
 import shlex
-import threading
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -33,10 +30,11 @@ from starlette.staticfiles import StaticFiles
 
 from openagent.errors import SessionError
 
+from ._live import FollowedSessions, Watch
 from ._render import Renderer, pygments_css, session_url
 from ._source import NotFoundError, Source
-from ._summary import STATUSES, Summary, summarize
-from ._timeline import Timeline, full_values
+from ._summary import STATUSES, Summary
+from ._timeline import full_values
 
 __all__ = ["Guard", "Settings", "create_app"]
 
@@ -149,44 +147,6 @@ def _commands(summary: Summary, store: str | None) -> list[tuple[str, str]]:
     ]
 
 
-class _Timelines:
-    """Timelines (and summaries) of recently viewed sessions, brought up to date with the new entries only."""
-
-    def __init__(self, size: int = 8) -> None:
-        self.size = size
-        self._slots: OrderedDict[tuple[str, str], tuple[Timeline, threading.Lock]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._summaries: dict[tuple[str, str], tuple[int, Summary]] = {}
-
-    @contextlib.contextmanager
-    def current(self, key: tuple[str, str], entries: list[Any]) -> Iterator[Timeline]:
-        """The session's timeline after ``entries``, held for the caller alone (render it inside)."""
-        with self._lock:
-            slot = self._slots.pop(key, None)
-            if slot is None or slot[0].count > len(entries):  # new, or rewritten shorter: start over
-                slot = (Timeline(), threading.Lock())
-            self._slots[key] = slot
-            while len(self._slots) > self.size:
-                self._slots.popitem(last=False)
-        timeline, lock = slot
-        with lock:
-            for entry in entries[timeline.count :]:
-                timeline.feed(entry)
-            yield timeline
-
-    def summary(self, key: tuple[str, str], entries: list[Any]) -> Summary:
-        """The session's summary after ``entries`` (made again only when there are more of them)."""
-        with self._lock:
-            count, summary = self._summaries.get(key, (-1, None))
-        if summary is None or count != len(entries):
-            summary = summarize(key[1], key[0], 0, entries)
-            with self._lock:
-                self._summaries[key] = (len(entries), summary)
-                while len(self._summaries) > self.size:
-                    self._summaries.pop(next(iter(self._summaries)))
-        return summary
-
-
 class Pages:
     """The route handlers, over one `Source`."""
 
@@ -197,7 +157,7 @@ class Pages:
         self.store_url = source.redactor.text(settings.store_url) if settings.store_url else None
         self.store_name = self.store_url or "JSONL files"
         self.css = pygments_css()
-        self.timelines = _Timelines()
+        self.followed = FollowedSessions()
 
     def _error(self, status: int, title: str, message: str) -> HTMLResponse:
         context = {
@@ -248,9 +208,12 @@ class Pages:
             return self._error(503, "the session store failed", str(exc))
         base = session_url(project, session_id)
 
+        followed = self.followed.get(project, session_id)
+
         def render() -> str:
-            with self.timelines.current((project, session_id), entries) as timeline:
-                summary = self.timelines.summary((project, session_id), entries)
+            with followed.lock:
+                followed.catch_up(entries)
+                summary, timeline = followed.summarizer.summary(), followed.timeline
                 return self.renderer.session_page(
                     timeline.roots,
                     summary=summary,
@@ -276,8 +239,12 @@ class Pages:
             return PlainTextResponse(self.source.redactor.text(str(exc)), 503)
         base = session_url(project, session_id)
 
+        followed = self.followed.get(project, session_id)
+
         def render() -> str:
-            with self.timelines.current((project, session_id), entries) as timeline:
+            with followed.lock:
+                followed.catch_up(entries)
+                timeline = followed.timeline
                 low = max(0, min(start, len(timeline.roots)))
                 high = max(low, min(stop, low + MAX_RANGE, len(timeline.roots)))
                 return self.renderer.items(timeline.roots, low, high, base, timeline.count)
@@ -307,71 +274,21 @@ class Pages:
         from sse_starlette.sse import EventSourceResponse
 
         try:
-            project, session_id, entries = await self._entries(request)
+            _, _, entries = await self._entries(request)
+            project, session_id = request.path_params["project"], request.path_params["session_id"]
             # a reconnecting EventSource says where it got to (the id of the last event it applied)
             after = int(request.headers.get("last-event-id") or request.query_params.get("after", "0"))
         except (NotFoundError, ValueError):
             return PlainTextResponse("not found", 404)
         except SessionError as exc:
             return PlainTextResponse(self.source.redactor.text(str(exc)), 503)
-        watch = _Watch(self, project, session_id, entries, max(0, min(after, len(entries))))
+        followed = self.followed.get(project, session_id)
+        watch = Watch(
+            self.source, self.renderer, followed, max(0, min(after, len(entries))), self.settings.poll
+        )
         return EventSourceResponse(
             watch.events(), ping=15, shutdown_event=watch.stop, shutdown_grace_period=2
         )
-
-
-class _Watch:
-    """One page's live connection: the timeline as that page has it, and what to send next."""
-
-    def __init__(self, pages: Pages, project: str, session_id: str, entries: list[Any], after: int) -> None:
-        self.pages, self.project, self.session_id = pages, project, session_id
-        self.base = session_url(project, session_id)
-        self.timeline = Timeline()
-        self.entries = entries
-        """Every entry so far (the summary is drawn from them all)."""
-        self.after = after
-        self.stop = anyio.Event()
-        """Set when the server shuts down: the stream ends cleanly instead of being cut."""
-
-    def _prime(self) -> None:
-        for entry in self.entries[: self.after]:
-            self.timeline.feed(entry)
-
-    async def events(self) -> Any:
-        source = self.pages.source
-        fastest, slowest = self.pages.settings.poll
-        wait = fastest
-        await anyio.to_thread.run_sync(self._prime)  # off the event loop: a long session takes a while
-        while not self.stop.is_set():
-            if len(self.entries) > self.timeline.count:
-                data = await anyio.to_thread.run_sync(self._changes)
-                yield {"event": "ops", "id": str(self.timeline.count), "data": data}
-                wait = fastest
-            else:
-                wait = min(wait * 2, slowest)
-            with anyio.move_on_after(wait):
-                await self.stop.wait()
-            if self.stop.is_set():
-                return
-            try:
-                total, new = await source.tail(self.project, self.session_id, len(self.entries))
-            except (NotFoundError, SessionError) as exc:
-                yield {"event": "problem", "data": json.dumps({"message": source.redactor.text(str(exc))})}
-                continue
-            if total < len(self.entries):  # the session was rewritten: the page starts over
-                yield {"event": "reload", "data": "{}"}
-                return
-            self.entries.extend(new)
-
-    def _changes(self) -> str:
-        ops = []
-        for entry in self.entries[self.timeline.count :]:
-            ops += self.timeline.feed(entry)
-        renderer = self.pages.renderer
-        html = renderer.ops(ops, self.base, self.timeline.turns)
-        summary = summarize(self.session_id, self.project, 0, self.entries)
-        html.append({"target": "summary", "mode": "replace", "html": renderer.summary(summary)})
-        return json.dumps({"count": self.timeline.count, "ops": html})
 
 
 async def _warm_up(source: Source) -> None:

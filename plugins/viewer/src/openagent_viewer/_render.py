@@ -208,13 +208,20 @@ class Renderer:
         """The session page's summary line (an element with id ``summary``)."""
         return str(self._nodes.summary_line(summary))
 
-    def ops(self, ops: Iterable[Op], base: str, turns: Sequence[TurnStat]) -> list[dict[str, str]]:
-        """Live changes as ``{"target", "mode", "html"}`` for the page's script to apply."""
+    def ops(
+        self, ops: Iterable[Op], base: str, turns: Sequence[TurnStat], count: int
+    ) -> list[dict[str, str]]:
+        """Live changes as ``{"target", "mode", "html"}`` for the page's script to apply.
+
+        Everything is drawn as it stands after ``count`` entries; an appended item says so (``data-count``),
+        so the page skips the later changes inside it that it already shows.
+        """
         out: list[dict[str, str]] = []
         redraw = False
         for op in ops:
             if op[0] == "append":
-                out.append({"target": op[1], "mode": "append", "html": str(self._nodes.node(op[2], base))})
+                html = f'<div class="loaded" data-count="{count}">{self._nodes.node(op[2], base)}</div>'
+                out.append({"target": op[1], "mode": "append", "html": html})
             elif op[0] == "card":
                 out += self._card(op[1], base)
             else:

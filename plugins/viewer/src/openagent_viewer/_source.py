@@ -22,7 +22,7 @@ from openagent.sessions import JSONLSessionStore, SessionStore
 from ._redact import Redactor
 from ._summary import Summary, summarize
 
-__all__ = ["NotFoundError", "Source", "is_session_id"]
+__all__ = ["NotFoundError", "Source", "fingerprint", "is_session_id"]
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _READERS = 16  # sessions loaded at once when the list is (re)built
@@ -114,22 +114,13 @@ class Source:
     async def entries(self, project: str, session_id: str) -> list[Any]:
         """Every entry of a session, redacted.
 
+        The last few sessions read are remembered redacted: the next read of one redacts only what was
+        appended since (stores only append; a session rewritten under the same id is noticed by its
+        first and last remembered entries and read afresh). The list returned is not to be changed.
+
         Raises:
             NotFoundError: An unknown project, an id that cannot be a session id, or no such session.
             SessionError: The store failed.
-        """
-        return (await self.tail(project, session_id, 0))[1]
-
-    async def tail(self, project: str, session_id: str, start: int) -> tuple[int, list[Any]]:
-        """How many entries the session has, and those from ``start`` on, redacted.
-
-        The last few sessions read are remembered redacted: the next read of one redacts only what was
-        appended since (stores only append; a session rewritten under the same id is noticed by its
-        first and last remembered entries and read afresh).
-
-        Raises:
-            NotFoundError: As `entries`.
-            SessionError: As `entries`.
         """
         if not is_session_id(session_id):
             raise NotFoundError("not a session id")
@@ -145,7 +136,7 @@ class Source:
         self._recent[key] = entries
         while len(self._recent) > _RECENT:
             self._recent.popitem(last=False)
-        return len(entries), entries[start:]
+        return entries
 
     async def _load(self, project: str, session_id: str) -> list[Any] | None:
         raw = await self._read(project, session_id)
@@ -169,15 +160,18 @@ class Source:
             await close()
 
 
+def fingerprint(entry: Any) -> Any:
+    """What tells one entry from another cheaply: its uuid, type and time (a short repr for a non-object)."""
+    if isinstance(entry, dict):
+        return (entry.get("uuid"), entry.get("type"), entry.get("timestamp"))
+    return repr(entry)[:200]
+
+
 def _extends(entries: list[Any], known: list[Any]) -> bool:
-    """Whether ``entries`` starts with the ``known`` ones (same first and last uuid, as far as they go)."""
+    """Whether ``entries`` starts with the ``known`` ones (the same first and last, as far as they go)."""
     if len(entries) < len(known):
         return False
-    return all(_uuid(entries[i]) == _uuid(known[i]) for i in {0, len(known) - 1} if known)
-
-
-def _uuid(entry: Any) -> Any:
-    return entry.get("uuid", id(entry)) if isinstance(entry, dict) else None
+    return all(fingerprint(entries[i]) == fingerprint(known[i]) for i in {0, len(known) - 1} if known)
 
 
 def _is_mtime(value: object) -> bool:

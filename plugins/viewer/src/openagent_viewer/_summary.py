@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "STATUSES",
     "Status",
+    "Summarizer",
     "Summary",
     "blocks_of",
     "mapping",
@@ -115,7 +116,7 @@ class Summary:
 
 @dataclass(slots=True)
 class _Fold:
-    """What `summarize` accumulates while it walks the entries."""
+    """What a `Summarizer` accumulates while it walks the entries."""
 
     summary: Summary
     turn_cost: float | None = None
@@ -125,31 +126,54 @@ class _Fold:
     result: dict[str, Any] | None = None
     pending: dict[str, str] = field(default_factory=dict)
     words: list[str] = field(default_factory=list)
+    chars: int = 0
+
+    def word(self, text: str) -> None:
+        if text and self.chars < _SEARCH_CHARS:
+            self.words.append(text)
+            self.chars += len(text) + 1
+
+
+class Summarizer:
+    """A session's summary, kept up to date entry by entry (a page following a session adds the new ones)."""
+
+    def __init__(self, session_id: str, project: str) -> None:
+        self._fold = _Fold(Summary(session_id=session_id, project=project, updated=0))
+        self.count = 0
+        """Entries added so far."""
+
+    def add(self, entry: Any) -> None:
+        """Count ``entry`` in."""
+        self.count += 1
+        if isinstance(entry, dict):
+            _fold_entry(self._fold, entry)
+
+    def summary(self, updated: int = 0) -> Summary:
+        """The summary after the entries added so far (a copy: adding more does not change it)."""
+        fold = self._fold
+        summary = replace(fold.summary, updated=updated, entries=self.count)
+        summary.cost_usd = fold.turn_cost if fold.turn_cost is not None else fold.run_cost
+        if fold.result is not None:
+            summary.status = "error" if fold.result.get("is_error") is True else "finished"
+        else:
+            summary.status = "waiting for approval" if fold.pending else "running"
+            summary.waiting = sorted(set(fold.pending.values()))
+            if fold.run_started and fold.last_time:
+                try:
+                    running = (fold.last_time - fold.run_started).total_seconds()
+                    summary.duration_ms += max(0, int(running * 1000))
+                except TypeError:  # naive and aware timestamps mixed: no duration rather than a guess
+                    pass
+        summary.search = " ".join(fold.words).lower()[:_SEARCH_CHARS]
+        return summary
 
 
 def summarize(session_id: str, project: str, updated: int, entries: Iterable[Any]) -> Summary:
     """The list row for a session's entries."""
-    fold = _Fold(Summary(session_id=session_id, project=project, updated=updated))
-    count = 0
+    summarizer = Summarizer(session_id, project)
     for entry in entries:
-        count += 1
-        if isinstance(entry, dict):
-            _fold_entry(fold, entry)
-    summary = fold.summary
-    summary.entries = count
-    summary.cost_usd = fold.turn_cost if fold.turn_cost is not None else fold.run_cost
-    if fold.result is not None:
-        summary.status = "error" if fold.result.get("is_error") is True else "finished"
-    else:
-        summary.status = "waiting for approval" if fold.pending else "running"
-        summary.waiting = sorted(set(fold.pending.values()))
-        if fold.run_started and fold.last_time:
-            try:
-                summary.duration_ms += max(0, int((fold.last_time - fold.run_started).total_seconds() * 1000))
-            except TypeError:  # naive and aware timestamps mixed: no duration rather than a guess
-                pass
-    summary.search = " ".join(fold.words).lower()[:_SEARCH_CHARS]
-    return summary
+        summarizer.add(entry)
+    return summarizer.summary(updated)
 
 
 def _fold_entry(fold: _Fold, entry: dict[str, Any]) -> None:
@@ -194,13 +218,13 @@ def _fold_assistant(fold: _Fold, entry: dict[str, Any], message: dict[str, Any])
         summary.model = text_of(message.get("model")) or summary.model
     for block in blocks_of(message):
         if isinstance(block, dict):
-            fold.words.append(text_of(block.get("text")) or text_of(block.get("name")))
+            fold.word(text_of(block.get("text")) or text_of(block.get("name")))
 
 
 def _fold_user(fold: _Fold, message: dict[str, Any]) -> None:
     content = message.get("content")
     if isinstance(content, str):
-        fold.words.append(content)
+        fold.word(content)
         if fold.summary.title == "(no prompt)" and not message.get("parent_tool_use_id"):
             fold.summary.title = " ".join(content.split())[:120] or "(empty prompt)"
         return

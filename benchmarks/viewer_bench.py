@@ -142,7 +142,7 @@ TIMING = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const fcp = performance.getEntriesByName("first-contentful-paint")[0];
   return {ttfb: nav.responseStart, fcp: fcp ? fcp.startTime : null, dcl: nav.domContentLoadedEventEnd,
-          load: nav.loadEventEnd, items: document.querySelectorAll(".item, tr.row").length};
+          load: nav.loadEventEnd, items: document.querySelectorAll(".item, a.row").length};
 }"""
 
 

@@ -49,7 +49,7 @@ def test_waiting_for_approval_shows_until_the_call_is_approved(
     wait_until((control / "asked").exists, "the approval request")
     url = project.serve()
     page.goto(url)
-    assert page.locator(f'tr[data-session="{session_id}"] .badge').inner_text() == "waiting for approval"
+    assert page.locator(f'a.row[data-session="{session_id}"] .badge').inner_text() == "waiting for approval"
     page.goto(f"{url.rstrip('/')}/s/{project_key_for(project.cwd)}/{session_id}")
     card = page.locator('section.card[data-tool="write_note"]')
     assert card.locator(".badge.waiting").inner_text() == "waiting for approval"

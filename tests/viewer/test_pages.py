@@ -34,11 +34,11 @@ def site(shared: Project) -> Iterator[Site]:
 
 def test_list_shows_the_sessions_real_runs_made(site: Site, page) -> None:
     page.goto(site.url)
-    rows = page.locator("tr.row")
+    rows = page.locator("a.row")
     assert rows.count() == 4
-    demo = page.locator(f'tr[data-session="{site.ids["demo"]}"]')
-    assert demo.locator("td.title").inner_text() == "Read README.md, then have the math agent add 2 and 3"
-    cells = demo.locator("td").all_inner_texts()
+    demo = page.locator(f'a.row[data-session="{site.ids["demo"]}"]')
+    assert demo.locator(".title").inner_text() == "Read README.md, then have the math agent add 2 and 3"
+    cells = demo.locator(":scope > span").all_inner_texts()
     assert cells[2:7] == [
         "scripted",
         "3",
@@ -47,8 +47,8 @@ def test_list_shows_the_sessions_real_runs_made(site: Site, page) -> None:
         cells[6],
     ]  # model, turns, tokens, cost, duration
     assert demo.locator(".badge").inner_text() == "finished"
-    wire = page.locator(f'tr[data-session="{site.ids["wire"]}"]')
-    assert wire.locator("td").nth(2).inner_text() == "wire-model"  # over HTTP from the scripted server
+    wire = page.locator(f'a.row[data-session="{site.ids["wire"]}"]')
+    assert wire.locator(".model").inner_text() == "wire-model"  # over HTTP from the scripted server
     assert wire.locator(".badge").inner_text() == "finished"
 
 
@@ -57,15 +57,15 @@ def test_list_searches_text_and_filters_by_model_and_status(site: Site, page) ->
     page.fill('input[name="q"]', "40 + 2 over the wire")
     page.press('input[name="q"]', "Enter")
     page.wait_for_url(re.compile(r"q=40"))
-    assert page.locator("tr.row").count() == 1
-    assert page.locator("tr.row td.title").inner_text() == "What is 40 + 2 over the wire?"
+    assert page.locator("a.row").count() == 1
+    assert page.locator("a.row .title").inner_text() == "What is 40 + 2 over the wire?"
     page.goto(site.url)
     page.select_option('select[name="model"]', "wire-model")  # the page submits on change
     page.wait_for_url(re.compile(r"model=wire-model"))
-    assert page.locator("tr.row").count() == 1
+    assert page.locator("a.row").count() == 1
     page.goto(site.url + "?status=running")
-    assert page.locator("tr.row").count() == 0
-    assert "No sessions match" in page.locator("tbody").inner_text()
+    assert page.locator("a.row").count() == 0
+    assert "No sessions match" in page.locator(".sessions").inner_text()
 
 
 def test_session_page_shows_a_tool_call_with_its_input_and_output(site: Site, page) -> None:

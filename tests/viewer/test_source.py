@@ -1,4 +1,8 @@
-"""Reading sessions for the pages, in process: checks before the store, caches that notice rewrites."""
+"""Reading sessions for the pages, in process: checks before the store, caches that notice rewrites.
+
+The async tests run under asyncio and trio, each in a thread of its own: the browser tests in this process
+hold the main thread's event loop.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from viewer_support import run_async
 
 from openagent.errors import SessionError
 from openagent.sessions import JSONLSessionStore
@@ -13,7 +18,7 @@ from openagent_viewer._live import Followed
 from openagent_viewer._redact import Redactor
 from openagent_viewer._source import NotFoundError, Source
 
-pytestmark = pytest.mark.anyio
+BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
 
 
 def entry(n: int, text: str = "hello") -> dict[str, Any]:
@@ -21,7 +26,12 @@ def entry(n: int, text: str = "hello") -> dict[str, Any]:
             "message": {"type": "user", "content": f"{text} {n}"}}  # fmt: skip
 
 
-async def test_entries_are_redacted_and_a_rewritten_session_is_read_afresh(tmp_path: Path) -> None:
+@BACKENDS
+def test_entries_are_redacted_and_a_rewritten_session_is_read_afresh(tmp_path: Path, backend: str) -> None:
+    run_async(_entries_are_redacted_and_a_rewritten_session_is_read_afresh, tmp_path, backend=backend)
+
+
+async def _entries_are_redacted_and_a_rewritten_session_is_read_afresh(tmp_path: Path) -> None:
     store = JSONLSessionStore(tmp_path)
     source = Source(store, "p", redactor=Redactor(["sk-secret-value"]))
     key = {"project_key": "p", "session_id": "s"}
@@ -38,7 +48,12 @@ async def test_entries_are_redacted_and_a_rewritten_session_is_read_afresh(tmp_p
     assert third[3]["message"]["content"] == "[redacted] 10"
 
 
-async def test_unknown_projects_and_odd_ids_never_reach_the_store(tmp_path: Path) -> None:
+@BACKENDS
+def test_unknown_projects_and_odd_ids_never_reach_the_store(tmp_path: Path, backend: str) -> None:
+    run_async(_unknown_projects_and_odd_ids_never_reach_the_store, tmp_path, backend=backend)
+
+
+async def _unknown_projects_and_odd_ids_never_reach_the_store(tmp_path: Path) -> None:
     class Recording:
         def __init__(self) -> None:
             self.keys: list[Any] = []
@@ -61,7 +76,12 @@ async def test_unknown_projects_and_odd_ids_never_reach_the_store(tmp_path: Path
         await source.summaries("p")
 
 
-async def test_summaries_are_cached_by_modification_time(tmp_path: Path) -> None:
+@BACKENDS
+def test_summaries_are_cached_by_modification_time(tmp_path: Path, backend: str) -> None:
+    run_async(_summaries_are_cached_by_modification_time, tmp_path, backend=backend)
+
+
+async def _summaries_are_cached_by_modification_time(tmp_path: Path) -> None:
     store = JSONLSessionStore(tmp_path)
     source = Source(store, "p")
     await store.append({"project_key": "p", "session_id": "a"}, [entry(1, "first")])

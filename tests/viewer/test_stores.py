@@ -41,8 +41,8 @@ def test_each_store_is_served_listed_shown_and_followed(store_project: Project, 
     url = project.serve()
     wait_until((control / "waiting-1").exists, "the running session's first tool call")
     page.goto(url)
-    assert page.locator(f'tr[data-session="{finished}"] .badge').inner_text() == "finished"
-    assert page.locator(f'tr[data-session="{running}"] .badge').inner_text() == "running"
+    assert page.locator(f'a.row[data-session="{finished}"] .badge').inner_text() == "finished"
+    assert page.locator(f'a.row[data-session="{running}"] .badge').inner_text() == "running"
 
     base = f"{url.rstrip('/')}/s/{project_key_for(project.cwd)}"
     page.goto(f"{base}/{finished}")

@@ -127,7 +127,7 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 15.0) -> An
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def run_async(func: Callable[..., Any], *args: Any) -> Any:
+def run_async(func: Callable[..., Any], *args: Any, backend: str = "asyncio") -> Any:
     """``anyio.run(func, *args)`` in a thread of its own (Playwright's sync API holds this thread's loop)."""
     import threading
 
@@ -137,7 +137,7 @@ def run_async(func: Callable[..., Any], *args: Any) -> Any:
 
     def target() -> None:
         try:
-            outcome.append(("ok", anyio.run(func, *args)))
+            outcome.append(("ok", anyio.run(func, *args, backend=backend)))
         except BaseException as exc:  # handed back to the caller
             outcome.append(("error", exc))
 

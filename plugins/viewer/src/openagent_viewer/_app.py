@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import anyio.to_thread
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -158,6 +159,7 @@ class Pages:
         self.store_name = self.store_url or "JSONL files"
         self.css = pygments_css()
         self.followed = FollowedSessions()
+        self._rows: dict[tuple[str, str], tuple[Summary | None, Markup]] = {}
 
     def _error(self, status: int, title: str, message: str) -> HTMLResponse:
         context = {
@@ -179,7 +181,7 @@ class Pages:
         except SessionError as exc:
             return self._error(503, "the session store failed", str(exc))
         q, model, status = query.get("q", ""), query.get("model", ""), query.get("status", "")
-        shown = [r for r in rows if _matches(r, q.lower().split(), model, status)]
+        shown = [self._row(r) for r in rows if _matches(r, q.lower().split(), model, status)]
         context = {
             "rows": shown,
             "total": len(rows),
@@ -193,6 +195,15 @@ class Pages:
             "store_name": self.store_name,
         }
         return HTMLResponse(self.renderer.page("list.html", **context))
+
+    def _row(self, summary: Summary) -> Markup:
+        """The list row of a summary, drawn once per summary (a session's changes make a new one)."""
+        key = (summary.project, summary.session_id)
+        drawn, html = self._rows.get(key, (None, Markup()))
+        if drawn is not summary:
+            html = self.renderer.row(summary)
+            self._rows[key] = (summary, html)
+        return html
 
     async def _entries(self, request: Request) -> tuple[str, str, list[Any]]:
         project, session_id = request.path_params["project"], request.path_params["session_id"]
@@ -273,19 +284,15 @@ class Pages:
         """Server-sent events: the page's changes as entries are appended (by this process or any other)."""
         from sse_starlette.sse import EventSourceResponse
 
+        project, session_id = request.path_params["project"], request.path_params["session_id"]
         try:
-            _, _, entries = await self._entries(request)
-            project, session_id = request.path_params["project"], request.path_params["session_id"]
+            await self.source.check(project, session_id)  # reading it is the stream's job
             # a reconnecting EventSource says where it got to (the id of the last event it applied)
             after = int(request.headers.get("last-event-id") or request.query_params.get("after", "0"))
         except (NotFoundError, ValueError):
             return PlainTextResponse("not found", 404)
-        except SessionError as exc:
-            return PlainTextResponse(self.source.redactor.text(str(exc)), 503)
         followed = self.followed.get(project, session_id)
-        watch = Watch(
-            self.source, self.renderer, followed, max(0, min(after, len(entries))), self.settings.poll
-        )
+        watch = Watch(self.source, self.renderer, followed, max(0, after), self.settings.poll)
         return EventSourceResponse(
             watch.events(), ping=15, shutdown_event=watch.stop, shutdown_grace_period=2
         )

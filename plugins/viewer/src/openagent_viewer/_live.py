@@ -110,6 +110,10 @@ class Watch:
         fastest, slowest = self.poll
         wait = fastest
         while True:
+            with anyio.move_on_after(wait):  # first: a page that is only passing by never costs a read
+                await self.stop.wait()
+            if self.stop.is_set():
+                return
             try:
                 entries = await self.source.entries(self.followed.project, self.followed.session_id)
             except (NotFoundError, SessionError) as exc:
@@ -123,10 +127,6 @@ class Watch:
             if change is not None:
                 yield {"event": "ops", "id": str(self.cursor), "data": change}
             wait = fastest if change is not None else min(wait * 2, slowest)
-            with anyio.move_on_after(wait):
-                await self.stop.wait()
-            if self.stop.is_set():
-                return
 
     def _changes(self, entries: list[Any]) -> str | None:
         """The page's changes as JSON, "reload" when the session was rewritten, None when nothing changed."""
@@ -135,7 +135,8 @@ class Watch:
             followed.catch_up(entries)
             if followed.generation != self.generation:
                 return "reload"
-            if followed.count <= self.cursor:
+            self.cursor = min(self.cursor, followed.count)  # a page cannot have more than there is
+            if followed.count == self.cursor:
                 return None
             ops = self.renderer.ops(
                 followed.since(self.cursor), self.base, followed.timeline.turns, followed.count

@@ -204,6 +204,10 @@ class Renderer:
         body = str(self._nodes.nodes(roots[start:stop], base))
         return f'<div class="loaded" data-count="{count}">{body}</div>'
 
+    def row(self, summary: Summary) -> Markup:
+        """One row of the sessions list."""
+        return Markup(self._nodes.row(summary))
+
     def summary(self, summary: Summary) -> str:
         """The session page's summary line (an element with id ``summary``)."""
         return str(self._nodes.summary_line(summary))

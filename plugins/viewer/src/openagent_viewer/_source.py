@@ -75,6 +75,12 @@ class Source:
         if project not in await self.projects():
             raise NotFoundError(f"no project {project!r} here")
 
+    async def check(self, project: str, session_id: str) -> None:
+        """Raise `NotFoundError` unless ``project`` is known and ``session_id`` looks like a session id."""
+        if not is_session_id(session_id):
+            raise NotFoundError("not a session id")
+        await self.check_project(project)
+
     async def summaries(self, project: str) -> list[Summary]:
         """The project's sessions, most recently modified first."""
         await self.check_project(project)
@@ -122,9 +128,7 @@ class Source:
             NotFoundError: An unknown project, an id that cannot be a session id, or no such session.
             SessionError: The store failed.
         """
-        if not is_session_id(session_id):
-            raise NotFoundError("not a session id")
-        await self.check_project(project)
+        await self.check(project, session_id)
         raw = await self._read(project, session_id)
         if raw is None:
             raise NotFoundError(f"no session {session_id!r} in project {project!r}")

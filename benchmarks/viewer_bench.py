@@ -8,10 +8,12 @@ times. Per page it reports, in milliseconds from navigation start (median of the
 - ``ttfb``: the first byte of the response;
 - ``fcp``: first contentful paint (what the targets are about: ≤ 1,000 ms for the 10,000-message session,
   ≤ 500 ms for the list of 1,000);
-- ``dcl`` / ``load``: the whole document parsed / loaded (the page is streamed, so these come later).
+- ``dcl`` / ``load``: the whole document parsed / loaded.
 
-The list's first load may wait for the viewer's summary cache (every session read from the store once,
-begun when the server starts): ``cold`` is that load, the rest are warm.
+The session's first view reads all 10,000 entries and builds its timeline; later views reuse the timeline
+(and still read the session from the store). The list's first load may wait for the viewer's summary
+cache (every session read from the store once, begun when the server starts): ``cold`` is that load, the
+rest are warm.
 
 The floor: the same pages' bytes (and their style sheets and script) saved as files and served by Python's
 ``http.server`` from another process, loaded the same way in the same run: what Chromium needs to paint
@@ -213,7 +215,7 @@ def main() -> None:
                 cold = measure(browser, url, 1)
                 warm = measure(browser, url, args.runs)
                 session_url = f"{url.rstrip('/')}/s/{project_key_for(big_dir)}/{big_id}"
-                measure(browser, session_url, 1)  # warm-up: the server's first import of the markdown stack
+                session_cold = measure(browser, session_url, 1)  # the first view reads and builds it all
                 session = measure(browser, session_url, args.runs)
                 static, list_file, session_file = floor_site(root, url, session_url)
                 try:
@@ -233,6 +235,7 @@ def main() -> None:
         "build_s": round(built, 2),
         "list_cold": _stats(cold),
         "list": _stats(warm),
+        "session_cold": _stats(session_cold),
         "session": _stats(session),
         "floor_list": _stats(floor_list),
         "floor_session": _stats(floor_session),
@@ -244,6 +247,7 @@ def main() -> None:
         "session_fcp": results["session"]["fcp"] <= TARGETS["session_fcp_ms"],
         "list_fcp": results["list"]["fcp"] <= TARGETS["list_fcp_ms"],
         "list_cold_fcp": results["list_cold"]["fcp"] <= TARGETS["list_fcp_ms"],
+        "session_first_view_fcp": results["session_cold"]["fcp"] <= TARGETS["session_fcp_ms"],
     }
     if args.json:
         print(json.dumps(results))
@@ -251,13 +255,16 @@ def main() -> None:
     print(f"built {args.messages:,}-message session and {args.sessions:,} sessions in {built:.1f} s")
     print(f"{'page':<26}{'items':>7}{'ttfb':>9}{'fcp':>9}{'dcl':>9}{'load':>9}   (ms, median of {args.runs})")
     rows = [("list, cold cache (1 run)", "list_cold"), ("list", "list"), ("list, floor", "floor_list")]
-    rows += [("session", "session"), ("session, floor", "floor_session")]
+    rows += [
+        ("session, first view", "session_cold"),
+        ("session", "session"),
+        ("session, floor", "floor_session"),
+    ]
     for name, key in rows:
         r = results[key]
         print(f"{name:<26}{r['items']:>7}{r['ttfb']:>9}{r['fcp']:>9}{r['dcl']:>9}{r['load']:>9}")
-    print(
-        f"first paint vs the floor: list {results['list_fcp_vs_floor']}×, session {results['session_fcp_vs_floor']}×"
-    )
+    ratios = results["list_fcp_vs_floor"], results["session_fcp_vs_floor"]
+    print(f"first paint vs the floor: list {ratios[0]}×, session {ratios[1]}×")
     for name, ok in results["verdicts"].items():
         print(f"{name}: {'meets' if ok else 'MISSES'} its target")
 

@@ -298,11 +298,13 @@ class Pages:
         )
 
 
-async def _warm_up(source: Source) -> None:
+async def _warm_up(pages: Pages) -> None:
+    """What the first pages would otherwise wait for: the list's summaries, the highlighter's first use."""
+    await anyio.to_thread.run_sync(pages.renderer.markdown, "```python\nwarm = 'up'\n```")
     try:
-        await source.summaries(source.project)
+        await pages.source.summaries(pages.source.project)
     except (NotFoundError, SessionError) as exc:  # the list page will say so when it is asked for
-        logger.warning("could not read the sessions: %s", source.redactor.text(str(exc)))
+        logger.warning("could not read the sessions: %s", pages.source.redactor.text(str(exc)))
 
 
 def create_app(source: Source, settings: Settings | None = None) -> Guard:
@@ -324,7 +326,7 @@ def create_app(source: Source, settings: Settings | None = None) -> Guard:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(_warm_up, source)  # the list's summaries, before anyone asks
+                group.start_soon(_warm_up, pages)
                 try:
                     yield
                 finally:

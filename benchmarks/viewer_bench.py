@@ -34,16 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = os.environ.get("OPENAGENT_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "viewer"))  # the tests' way to start Chromium here
 TARGETS = {"session_fcp_ms": 1000.0, "list_fcp_ms": 500.0}
 ANSWER = (
     "Here is what I found in `{name}`:\n\n- the retry policy lives in **retry.py**\n- it backs off "
@@ -211,7 +203,9 @@ def main() -> None:
         proc, url = serve(root, list_dir, big_dir)
         try:
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                from viewer_support import launch_chromium
+
+                browser = launch_chromium(playwright)
                 cold = measure(browser, url, 1)
                 warm = measure(browser, url, args.runs)
                 session_url = f"{url.rstrip('/')}/s/{project_key_for(big_dir)}/{big_id}"

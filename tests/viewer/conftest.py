@@ -1,42 +1,29 @@
 """Viewer tests: real runs in their own processes write sessions, ``openagent sessions serve`` serves them in
 its own process, and Debian's Chromium, driven by Playwright (pointed at the system browser), reads the page.
 
-Chromium is started with the flags that work on these machines: no sandbox (tests run as root), no GPU, and
-no background networking (the machine has no network beyond the package registries).
+Chromium is started with the flags that work on these machines (``viewer_support.CHROMIUM_ARGS``).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from stores_suite import postgres_server, redis_server  # noqa: F401 - real servers for the store tests
-from viewer_support import Project
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from viewer_support import Project, launch_chromium
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    chromium = os.environ.get("OPENAGENT_CHROMIUM") or shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("chromium not found: install Debian's package (apt-get install chromium)", pytrace=False)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            launched = launch_chromium(playwright)
+        except RuntimeError as exc:
+            pytest.fail(str(exc), pytrace=False)
         yield launched
         launched.close()
 

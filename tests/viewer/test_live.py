@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from viewer_support import Project, run_async, wait_until
 
 from openagent.sessions import JSONLSessionStore, project_key_for
 
 
+def _running(project: Project, tmp_path: Path, scenario: str, marker: str) -> tuple[Any, str, Path, str]:
+    """A scenario running in its own process, stopped where it writes ``marker``; and the viewer's URL."""
+    control = tmp_path / "control"
+    control.mkdir()
+    writer, session_id = project.start_agent(scenario, control)
+    wait_until((control / marker).exists, f"{scenario} to reach {marker}")
+    return writer, session_id, control, project.serve()
+
+
 def test_a_running_session_updates_live_as_another_process_appends(
     project: Project, page, tmp_path: Path
 ) -> None:
-    control = tmp_path / "control"
-    control.mkdir()
-    writer, session_id = project.start_agent("steps", control)
-    wait_until((control / "waiting-1").exists, "the first tool call")
-    url = project.serve()
+    writer, session_id, control, url = _running(project, tmp_path, "steps", "waiting-1")
     page.goto(f"{url.rstrip('/')}/s/{project_key_for(project.cwd)}/{session_id}")
     page.evaluate("window.__same_page = true")  # gone if the page reloads
     assert page.locator("#summary .badge").inner_text() == "running"
@@ -43,11 +49,7 @@ def test_a_running_session_updates_live_as_another_process_appends(
 def test_waiting_for_approval_shows_until_the_call_is_approved(
     project: Project, page, tmp_path: Path
 ) -> None:
-    control = tmp_path / "control"
-    control.mkdir()
-    writer, session_id = project.start_agent("approval", control)
-    wait_until((control / "asked").exists, "the approval request")
-    url = project.serve()
+    writer, session_id, control, url = _running(project, tmp_path, "approval", "asked")
     page.goto(url)
     assert page.locator(f'a.row[data-session="{session_id}"] .badge').inner_text() == "waiting for approval"
     page.goto(f"{url.rstrip('/')}/s/{project_key_for(project.cwd)}/{session_id}")

@@ -13,8 +13,27 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+CHROMIUM_ARGS = [  # no sandbox (tests run as root), no GPU, and no calls home: the machine has no network
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 PLUGINS = "cli,viewer,openai,sqlite,redis,postgres"
 SECRET = "viewer-test-secret-9f8e7d6c5b4a"  # in the served process's environment: it must never be shown
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's Chromium (``OPENAGENT_CHROMIUM`` names another), launched headless by Playwright."""
+    import shutil
+
+    chromium = os.environ.get("OPENAGENT_CHROMIUM") or shutil.which("chromium")
+    if chromium is None:
+        raise RuntimeError("chromium not found: install Debian's package (apt-get install chromium)")
+    return playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
 
 
 @dataclass

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoints import EDIT_TOOLS
+from ._policy import path_arguments
 from .hooks import HookEvent, HookOutcome, run_hooks
 from .permissions import (
+    PathPolicy,
     PermissionResult,
     PermissionResultDeny,
     ToolPermissionContext,
     apply_update,
     check_permission,
 )
-from .tools import ToolContext
+from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ async def _decide(
     conversation: Conversation,
     call: ToolUseBlock,
     arguments: dict[str, Any],
-    requires_permission: bool,
+    found: Tool,
     pre: HookOutcome,
 ) -> tuple[PermissionResult, bool]:
     """The permission decision for one call, and whether ``can_use_tool`` was asked for it (the
@@ -55,7 +57,7 @@ async def _decide(
     decision = await check_permission(
         name,
         arguments,
-        requires_permission=requires_permission,
+        requires_permission=found.requires_permission,
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,
@@ -66,8 +68,48 @@ async def _decide(
         context=ToolPermissionContext(tool_use_id=call_id),
         cwd=conversation.cwd,
         on_ask=notify,
+        paths=path_arguments(found.paths, found.is_read_only, arguments),
     )
     return decision, bool(asked)
+
+
+def _post_input(hook_input: dict[str, Any], arguments: Any, result: ToolResultBlock) -> dict[str, Any]:
+    """What PostToolUse / PostToolUseFailure hooks get: the call, its response, structured content, error."""
+    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.structured_content is not None:
+        post_input["tool_structured_content"] = result.structured_content
+    if result.is_error:
+        content = result.content
+        post_input["error"] = content if isinstance(content, str) else json.dumps(content)
+    return post_input
+
+
+def _notifier(
+    conversation: Conversation, call: dict[str, Any]
+) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """What a tool calls to run the Notification hooks about itself (its progress, for one), if any listen."""
+    if not conversation.hooks.get("Notification"):
+        return None
+    fields = {k: call[k] for k in ("tool_name", "tool_use_id")}
+
+    async def notify(data: dict[str, Any]) -> None:
+        kind = data.get("notification_type")
+        await run_hooks(
+            conversation.hooks,
+            "Notification",
+            {**conversation.hook_input(**data), **fields},
+            tool_use_id=call["tool_use_id"],
+            target=kind if isinstance(kind, str) else None,
+        )
+
+    return notify
+
+
+def _policy(conversation: Conversation) -> PathPolicy:
+    """The rules a tool asks again when it opens a path or follows a redirect."""
+    mode = conversation.options.permission_mode
+    allowed, disallowed, ask = conversation.allowed, conversation.disallowed, conversation.ask
+    return PathPolicy(conversation.cwd.absolute(), allowed, disallowed, ask, mode)
 
 
 def _error(call_id: str, message: str) -> ToolResultBlock:
@@ -113,7 +155,7 @@ async def run_tool_call(
         await _outcome(conversation, call, PermissionResultDeny(message=blocked), False)
         return _error(call.id, blocked), not pre.continue_
 
-    decision, asked = await _decide(conversation, call, arguments, found.requires_permission, pre)
+    decision, asked = await _decide(conversation, call, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
         await _outcome(conversation, call, decision, asked)
         conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
@@ -133,16 +175,14 @@ async def run_tool_call(
         depth=conversation.depth,
         tools=conversation.tools,
         tasks=conversation.tasks,
+        policy=_policy(conversation),
+        notify=_notifier(conversation, hook_input),
     )
     started = time.monotonic()
     result = await found.call(call.id, arguments, context)
     await _outcome(conversation, call, decision, asked, started)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
-    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-    if result.is_error:
-        post_input["error"] = (
-            result.content if isinstance(result.content, str) else json.dumps(result.content)
-        )
+    post_input = _post_input(hook_input, arguments, result)
     post = await run_hooks(hooks, event, post_input, tool_use_id=call.id, target=call.name)
     if post.has_updated_output:
         result = result.model_copy(update={"content": post.updated_output})

@@ -12,17 +12,22 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ._tasks import spawn
 from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
+
+if TYPE_CHECKING:
+    from ._policy import Access
+    from .permissions import PathPolicy
 
 __all__ = [
     "SdkMcpServer",
@@ -31,6 +36,7 @@ __all__ = [
     "Toolset",
     "coerce_tool",
     "create_sdk_mcp_server",
+    "describe_toolsets",
     "open_toolsets",
     "tool",
 ]
@@ -55,8 +61,13 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    policy: PathPolicy | None = None
+    """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
     tasks: dict[str, Any] | None = None
     """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
+    notify: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    """Run the conversation's ``Notification`` hooks with these fields added to the call's (a long call's
+    progress: ``notification_type="tool_progress"``); ``None`` when no such hook is registered."""
 
 
 @runtime_checkable
@@ -64,7 +75,9 @@ class Toolset(Protocol):
     """Tools that live as long as a conversation, behind a connection (MCP servers, for example).
 
     Plugins make them from the options through the ``register_toolsets`` hook; the loop opens them when a
-    conversation starts and closes them when it ends.
+    conversation starts and closes them when it ends. A toolset whose tools come and go (MCP servers that
+    connect late, fail or are disabled) may also have ``attach(tools)``: it is given the conversation's
+    tool table and keeps its own entries in it current, never replacing another tool.
     """
 
     async def open(self) -> list[Tool]:
@@ -100,6 +113,10 @@ class Tool:
     style: str = "kwargs"
     """``kwargs``: the handler takes the arguments as keyword arguments; ``args``: one dict (Claude form)."""
     context_param: str | None = field(default=None, repr=False)
+    paths: Mapping[str, Access] | None = None
+    """Arguments that are paths and how the tool uses them (``{"file_path": "read"}``; ``write``, or
+    ``edit`` for both), so path rules and protected places apply to it; ``None``: the usual names
+    (``path``, ``file_path`` …) are taken as paths, ``{}``: the tool touches no file."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -112,25 +129,32 @@ class Tool:
         """Validate ``arguments``, run the handler, and return its result (errors become error results)."""
         if self.handler is None:
             raise ToolError(f"tool {self.name!r} is client-side: answer it with Client.add_tool_result()")
+        limit = self.max_result_chars
         try:
             kwargs = self._validate(arguments)
         except ValidationError as exc:
-            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}")
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}", limit)
+        except RecursionError:
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: nested too deeply", limit)
         if self.context_param:
             kwargs[self.context_param] = context
         try:
             with anyio.fail_after(self.timeout):
                 value = await self._invoke(kwargs)
         except TimeoutError:
-            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s")
+            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s", limit)
         except ToolError as exc:
-            return _error(tool_use_id, str(exc))
+            return _error(tool_use_id, str(exc), limit)
         except Exception as exc:
             logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
-            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}")
+            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}", limit)
         content, is_error = _content(value)
+        structured = value.get("structured_content") if isinstance(value, dict) else None
         return ToolResultBlock(
-            tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
+            tool_use_id=tool_use_id,
+            content=_truncate(content, self.max_result_chars),
+            is_error=is_error,
+            structured_content=structured,
         )
 
     def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -153,22 +177,28 @@ class Tool:
         return await result if inspect.isawaitable(result) else result
 
 
-def _error(tool_use_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True)
+def _error(tool_use_id: str, message: str, limit: int) -> ToolResultBlock:
+    """An error result, cut at the tool's ``max_result_chars`` like any result (hostile input can be long)."""
+    return ToolResultBlock(tool_use_id=tool_use_id, content=_truncate(message, limit), is_error=True)
 
 
-def _readable(exc: ValidationError) -> str:
+def _readable(exc: ValidationError, shown: int = 200) -> str:
+    """The validation errors in one line, each offending value cut to ``shown`` characters."""
     parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+    for err in exc.errors(include_url=False)[:20]:
+        where = ".".join(str(p) for p in err["loc"])[:shown] or "arguments"
+        got = repr(err["input"]) if err["type"] != "missing" else ""
+        got = f" (got {got[:shown]}{'…' if len(got) > shown else ''})" if got else ""
         parts.append(f"{where}: {err['msg']}{got}")
     return "; ".join(parts)
 
 
+_RESULT_KEYS = frozenset({"content", "is_error", "isError", "structured_content"})
+
+
 def _content(value: Any) -> tuple[str | list[dict[str, Any]], bool | None]:
     """Turn a handler's return value into result content (Claude-form dicts keep their blocks)."""
-    if isinstance(value, dict) and "content" in value and set(value) <= {"content", "is_error", "isError"}:
+    if isinstance(value, dict) and "content" in value and set(value) <= _RESULT_KEYS:
         is_error = value.get("is_error", value.get("isError"))
         content = value["content"]
         return (content if isinstance(content, str | list) else str(content)), (bool(is_error) or None)
@@ -301,6 +331,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -314,6 +345,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a function.
 
@@ -328,12 +360,14 @@ def tool(
         max_result_chars: Longer results are truncated with a notice.
         is_read_only: The tool changes nothing.
         requires_permission: Deny it unless a rule, a mode or ``can_use_tool`` allows it.
+        paths: Which arguments are paths it reads, writes or edits (see `Tool.paths`).
     """
     settings: dict[str, Any] = {
         "timeout": timeout,
         "max_result_chars": max_result_chars,
         "is_read_only": is_read_only,
         "requires_permission": requires_permission,
+        "paths": paths,
     }
     if callable(func_or_name):
         return _from_function(func_or_name, None, None, **settings)
@@ -382,9 +416,9 @@ def coerce_tool(item: Any) -> Tool:
     )
 
 
-async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[str, Any]]:
-    """Open the toolsets plugins make from the options (MCP servers …): the toolsets, their tools, and
-    what they report for the init message.
+async def open_toolsets(options: Any, tools: MutableMapping[str, Tool]) -> list[Toolset]:
+    """Open the toolsets plugins make from the options (MCP servers …) and add their tools to ``tools``
+    (a tool already there keeps its name); toolsets with ``attach`` keep ``tools`` current from then on.
     """  # noqa: D205
     from .plugins import registry
 
@@ -392,16 +426,31 @@ async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[s
     if options.mcp_servers and "mcp" not in factories:
         raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
     toolsets: list[Toolset] = []
-    tools: list[Tool] = []
-    described: dict[str, Any] = {}
     for factory in factories.values():
         toolset = factory(options)
         if toolset is None:
             continue
         toolsets.append(toolset)
-        tools += await toolset.open()
+        try:
+            opened = await toolset.open()
+        except BaseException:  # cancelled or failed: close what was started, even if this task cannot wait
+            for made in toolsets:
+                spawn(made.aclose, "closing a toolset that did not open")
+            raise
+        for found in opened:
+            tools.setdefault(found.name, found)
+        attach = getattr(toolset, "attach", None)
+        if callable(attach):
+            attach(tools)
+    return toolsets
+
+
+def describe_toolsets(toolsets: Sequence[Toolset]) -> dict[str, Any]:
+    """What the toolsets report now for the init message (``{"mcp_servers": [...]}`` …)."""
+    described: dict[str, Any] = {}
+    for toolset in toolsets:
         described.update(toolset.describe())
-    return toolsets, tools, described
+    return described
 
 
 @dataclass

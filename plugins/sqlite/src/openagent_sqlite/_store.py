@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 
 from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.sessions import SessionKey, SessionListEntry, check_key, encode_entries, require_asyncio
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -108,6 +108,7 @@ class SQLiteSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order in one transaction; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         rows = encode_entries(entries)
         if not rows:
             return
@@ -124,6 +125,7 @@ class SQLiteSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         async with self._connection("load", key) as conn:
             cursor = await conn.execute(
                 "SELECT entry FROM session_entries WHERE project_key = ? AND session_id = ? AND subpath = ? "
@@ -146,6 +148,7 @@ class SQLiteSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         pk, sid, sub = _parts(key)
         query, args = "DELETE FROM session_entries WHERE project_key = ? AND session_id = ?", [pk, sid]
         if sub:
@@ -156,6 +159,7 @@ class SQLiteSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         async with self._connection("list subkeys of", key) as conn:
             cursor = await conn.execute(
                 "SELECT DISTINCT subpath FROM session_entries WHERE project_key = ? AND session_id = ? "
@@ -211,13 +215,31 @@ class SQLiteSessionStore:
                     await anyio.to_thread.run_sync(thread.join)
             raise
         try:
-            await conn.execute("PRAGMA journal_mode = WAL")
+            await self._wal(conn)
             await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             await conn.executescript(_SCHEMA)
         except BaseException:
             await conn.close()
             raise
         return conn
+
+    async def _wal(self, conn: aiosqlite.Connection) -> None:
+        """Switch the database to WAL, waiting out other connections doing the same.
+
+        SQLite answers a journal-mode change that races another connection's with ``database is locked`` at
+        once, without calling the busy handler that ``timeout`` sets; the mode is stored in the file, so only
+        the first connections ever race, and they retry here for up to ``timeout`` seconds.
+        """
+        with anyio.move_on_after(self.timeout):
+            while True:
+                try:
+                    await conn.execute("PRAGMA journal_mode = WAL")  # an in-memory database stays "memory"
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) and "busy" not in str(exc):
+                        raise
+                await anyio.sleep(0.01)
+        raise SessionError(f"{self.path}: still locked after {self.timeout} s of trying to switch to WAL")
 
     @contextmanager
     def _errors(self, action: str, key: SessionKey | None) -> Iterator[None]:

@@ -28,7 +28,7 @@ CHECKS = ["tests", "lint", "types", "contract", "compat", "reliability", "securi
 # Seconds each check took on a 2-core CI machine: `ci` starts the longest first so the lanes end together.
 SECONDS = {
     "tests(package='mcp')": 120, "tests(package='cli')": 60, "integration": 51, "security": 46,
-    "tests(package='local')": 45, "reliability": 31,
+    "tests(package='local')": 45, "tests(package='viewer')": 65, "reliability": 31,
 }  # fmt: skip
 CHECK_TIMEOUT = 20 * 60  # a check that hangs fails the run instead of holding it to CI's limit
 

@@ -27,6 +27,7 @@ async def _decide(
     arguments: dict[str, Any],
     requires_permission: bool,
     pre: HookOutcome,
+    sandboxed: bool = False,
 ) -> PermissionResult:
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
 
@@ -40,6 +41,7 @@ async def _decide(
         name,
         arguments,
         requires_permission=requires_permission,
+        sandboxed=sandboxed,
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,
@@ -77,7 +79,10 @@ async def run_tool_call(
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
 
-    decision = await _decide(conversation, call.id, call.name, arguments, found.requires_permission, pre)
+    sandboxed = found.sandboxed is not None and found.sandboxed(arguments, opts)
+    decision = await _decide(
+        conversation, call.id, call.name, arguments, found.requires_permission, pre, sandboxed
+    )
     if isinstance(decision, PermissionResultDeny):
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:

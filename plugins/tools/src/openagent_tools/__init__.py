@@ -17,6 +17,7 @@ from openagent import Tool, hookimpl
 from ._bash import bash
 from ._files import edit, read, write
 from ._interactive import Question, Todo, ask_user_question, todo_write
+from ._sandbox import sandbox_toolset
 from ._search import glob, grep
 from ._web import SearchBackend, SearchResult, web_fetch, web_search
 from .memory import DictMemoryStore, Memory, MemoryEntry, MemoryStore, SessionMemoryStore
@@ -39,6 +40,7 @@ __all__ = [
     "grep",
     "read",
     "register_tools",
+    "register_toolsets",
     "todo_write",
     "web_fetch",
     "web_search",
@@ -56,3 +58,9 @@ def register_tools(register: Callable[[Any], None]) -> None:
     """Register the built-in tools under their Claude Code names, and the memory tools."""
     register(all_tools())
     register(Memory(SessionMemoryStore()).tools)
+
+
+@hookimpl
+def register_toolsets(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+    """Report the Bash sandbox's state in the init message when the options enable it."""
+    register("sandbox", sandbox_toolset)

@@ -331,6 +331,26 @@ def _words(node: Node, src: bytes) -> Words:
     return tuple(v[0] if v and v[1] else None for v in values)
 
 
+_BARE_NEWLINE = re.compile(rb"(?<!\\)\n")
+
+
+def _misread_backticks(text: str) -> bool:
+    """A backquoted substitution holding another unescaped backquote: bash would have ended it there."""
+    if not text.startswith("`"):
+        return False
+    return len(text) < 2 or not text.endswith("`") or re.search(r"(?<!\\)`", text[1:-1]) is not None
+
+
+def _spans_lines(node: Node, src: bytes) -> bool:
+    """Whether tree-sitter ran a command or a word on past an unescaped newline (after a comment, say)."""
+    if node.type in ("word", "number"):
+        return _BARE_NEWLINE.search(src[node.start_byte : node.end_byte]) is not None
+    if node.type not in ("command", "file_redirect", "herestring_redirect"):
+        return False
+    kids = node.children
+    return any(k.type == "comment" for k in kids[:-1]) or any(_BARE_NEWLINE.search(g) for g in _gaps(node, src))
+
+
 def _collect(source: bytes, found: _Found, depth: int = 0) -> tuple[bytes, Node]:
     """Add every command in ``source`` to ``found``, in both readings when it has line continuations.
 
@@ -351,6 +371,10 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
     while stack:
         node = stack.pop()
         kind = node.type
+        if _spans_lines(node, src):
+            found.fail("tree-sitter and bash could end its commands at different lines")
+        if kind == "``" or kind == "command_substitution" and _misread_backticks(_w.source_text(node, src)):
+            found.fail("tree-sitter and bash could pair its backquotes differently")
         if kind == "command":
             found.add(_words(node, src), depth)
         elif kind in ("declaration_command", "unset_command"):

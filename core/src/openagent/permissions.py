@@ -215,6 +215,11 @@ def _denied_by(
     return None
 
 
+def _denial(tool_name: str, tool_input: Mapping[str, Any], rule: str) -> str:
+    note = _bash_note(tool_name, tool_input, denied=True)
+    return f"{tool_name} is denied by the rule {rule!r} in disallowed_tools{note}"
+
+
 def _bash_note(tool_name: str, tool_input: Mapping[str, Any], *, denied: bool) -> str:
     """Why a Bash command met a rule the way it did, for the message the model sees."""
     command = tool_input.get("command")
@@ -263,16 +268,14 @@ async def check_permission(
         can_use_tool: The user's callback for whatever the rules and mode leave open.
         context: Passed to ``can_use_tool``.
         cwd: The run's working directory, against which relative path rules are matched.
-        on_ask: Awaited with a message just before ``can_use_tool`` is asked (the loop fires the
-            ``Notification`` hook with it).
+        on_ask: Awaited with a message just before ``can_use_tool`` is asked (fires ``Notification``).
         sandboxed: The call runs in a working OS sandbox that may run it unasked (allowed like a rule).
     """
     where = _path(cwd)
     if hook_decision == "deny":
         return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
     if rule := _denied_by(disallowed, tool_name, tool_input, where):
-        note = f"{tool_name} is denied by the rule {rule!r} in disallowed_tools"
-        return PermissionResultDeny(message=note + _bash_note(tool_name, tool_input, denied=True))
+        return PermissionResultDeny(message=_denial(tool_name, tool_input, rule))
     if mode == "plan":
         return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
     ask_rule = _denied_by(ask, tool_name, tool_input, where)

@@ -28,10 +28,11 @@ class Arena:
         return self.sentinel.exists()
 
 
-def make_arena(tmp_path: Path) -> Arena:
-    project, outside = tmp_path / "project", tmp_path / "outside"
+def make_arena(tmp_path: Path, outside: Path | None = None) -> Arena:
+    """A project under ``tmp_path``; the sentinel in ``outside`` (default: beside the project)."""
+    project, outside = tmp_path / "project", outside or tmp_path / "outside"
     project.mkdir()
-    outside.mkdir()
+    outside.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / "README.md").write_text("# demo\n")
     return Arena(project, outside / "pwned")

@@ -36,7 +36,9 @@ from openagent._shell import allows, may_match
 EXAMPLES = int(os.environ.get("OPENAGENT_FUZZ_EXAMPLES", "300"))
 pytestmark = [
     pytest.mark.fuzz,
-    pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (the security session installs it)"),
+    pytest.mark.skipif(
+        shutil.which("strace") is None, reason="needs strace (the security session installs it)"
+    ),
 ]
 
 ALLOW = ["ls:*", "echo:*", "printf:*", "true"]
@@ -85,7 +87,11 @@ SEPARATORS = st.sampled_from([" ; ", " && ", " || ", " | ", " & ", "\n", ";", " 
 
 def _simple(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     argument = st.one_of(ATOMS, ATOMS, inner.map(lambda c: f"$({c})"), inner.map(lambda c: f"`{c}`"))
-    argument |= inner.map(lambda c: f"<({c})") | inner.map(lambda c: f'"$({c})"') | inner.map(lambda c: f"${{x=$({c})}}")
+    argument |= (
+        inner.map(lambda c: f"<({c})")
+        | inner.map(lambda c: f'"$({c})"')
+        | inner.map(lambda c: f"${{x=$({c})}}")
+    )
     return st.builds(
         lambda name, args, redirect: " ".join([name, *args, redirect]).strip(),
         NAMES,
@@ -122,7 +128,10 @@ PLAIN_TAILS = st.sampled_from(
      " ;", " &", " | ls", " && echo", " || true", "\n# c\ntrue", " 1>&-", " >/dev/null 2>&1"]
 )  # fmt: skip
 PLAINISH = st.builds(
-    lambda name, args, tail: " ".join([name, *args]) + tail, PLAIN_NAMES, st.lists(PLAIN_ARGS, max_size=4), PLAIN_TAILS
+    lambda name, args, tail: " ".join([name, *args]) + tail,
+    PLAIN_NAMES,
+    st.lists(PLAIN_ARGS, max_size=4),
+    PLAIN_TAILS,
 )
 
 
@@ -150,7 +159,18 @@ def _run(command: str, base: Path) -> tuple[list[str], list[str]]:
     """Run ``command`` under strace in ``base/work``: the programs it executed, the paths it wrote."""
     work, out, traces = base / "work", base / "out", base / "trace"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(out), "LC_ALL": "C"}
-    strace = ["strace", "-ff", "-qq", "--seccomp-bpf", "-e", "signal=none", "-e", f"trace={TRACED}", "-s", "4096"]
+    strace = [
+        "strace",
+        "-ff",
+        "-qq",
+        "--seccomp-bpf",
+        "-e",
+        "signal=none",
+        "-e",
+        f"trace={TRACED}",
+        "-s",
+        "4096",
+    ]
     try:
         subprocess.run(
             [*strace, "-o", str(traces / "t"), "bash", "-c", command],

@@ -168,9 +168,12 @@ async def test_the_disguised_payload_is_live(arena: Arena, template: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "template", ["'touch' {S}", "/usr/bin/touch {S}", "env touch {S}", "bash -c 'touch {S}'", "eval touch {S}"]
+    "template",
+    ["'touch' {S}", "/usr/bin/touch {S}", "env touch {S}", "bash -c 'touch {S}'", "eval touch {S}"],
 )
-async def test_a_deny_rule_for_another_command_lets_an_understood_one_run(arena: Arena, template: str) -> None:
+async def test_a_deny_rule_for_another_command_lets_an_understood_one_run(
+    arena: Arena, template: str
+) -> None:
     await run_bash(
         arena.payload(template),
         arena.project,
@@ -194,7 +197,9 @@ async def test_a_deny_rule_for_another_command_lets_an_understood_one_run(arena:
         ("timeout 10 git status", "On branch"),
     ],
 )
-async def test_read_only_commands_still_run_under_their_rules(arena: Arena, command: str, expected: str) -> None:
+async def test_read_only_commands_still_run_under_their_rules(
+    arena: Arena, command: str, expected: str
+) -> None:
     result = await run_bash(command, arena.project, allowed_tools=READ_ONLY_RULES)
     assert not result.is_error, result.content
     assert expected in text(result)
@@ -210,14 +215,24 @@ async def test_a_command_no_rule_covers_is_asked_about(arena: Arena) -> None:
     command = arena.payload("ls $(touch {S})")
     result = await run_bash(command, arena.project, allowed_tools=READ_ONLY_RULES, can_use_tool=can_use_tool)
     assert not arena.pwned() and text(result) == "not today"
-    assert asked == [(command, "no rule allows Bash: no allow rule covers a command when it contains a command substitution")]
+    assert asked == [
+        (
+            command,
+            "no rule allows Bash: no allow rule covers a command when it contains a command substitution",
+        )
+    ]
 
 
 async def test_an_approved_command_runs(arena: Arena) -> None:
     async def can_use_tool(name: str, data: dict[str, Any], context: ToolPermissionContext) -> Any:
         return PermissionResultAllow()
 
-    await run_bash(arena.payload("ls; touch {S}"), arena.project, allowed_tools=READ_ONLY_RULES, can_use_tool=can_use_tool)
+    await run_bash(
+        arena.payload("ls; touch {S}"),
+        arena.project,
+        allowed_tools=READ_ONLY_RULES,
+        can_use_tool=can_use_tool,
+    )
     assert arena.pwned()
 
 

@@ -191,7 +191,11 @@ class _Plain:
 
     def redirect(self, node: Node) -> None:
         kids = [c for c in node.children if c.type != "file_descriptor"]
-        if node.type != "file_redirect" or len(kids) != 2 or kids[0].is_named:
+        if node.type != "file_redirect":
+            raise _NotPlain(_DESCRIBE.get(node.type, "it redirects in a way bash may read differently"))
+        if len(kids) == 1 and kids[0].type in (">&-", "<&-"):
+            return  # closing a descriptor
+        if len(kids) != 2 or kids[0].is_named:
             raise _NotPlain("it redirects input or output to something other than /dev/null")
         if node.children[0].type == "file_descriptor" and node.children[0].end_byte != kids[0].start_byte:
             raise _NotPlain("tree-sitter and bash could read its redirection differently")
@@ -207,6 +211,7 @@ class _Plain:
 
 _JOINERS = {"program": (";", "&"), "list": ("&&", "||"), "pipeline": ("|", "|&")}
 _DESCRIBE = {
+    "variable_assignment": "an assignment without a command changes the shell",
     "command_substitution": "it contains a command substitution",
     "process_substitution": "it contains a process substitution",
     "expansion": "it contains a parameter expansion",
@@ -347,8 +352,9 @@ def _spans_lines(node: Node, src: bytes) -> bool:
         return _BARE_NEWLINE.search(src[node.start_byte : node.end_byte]) is not None
     if node.type not in ("command", "file_redirect", "herestring_redirect"):
         return False
-    kids = node.children
-    return any(k.type == "comment" for k in kids[:-1]) or any(_BARE_NEWLINE.search(g) for g in _gaps(node, src))
+    if any(k.type == "comment" for k in node.children[:-1]):
+        return True
+    return any(_BARE_NEWLINE.search(gap) for gap in _gaps(node, src))
 
 
 def _collect(source: bytes, found: _Found, depth: int = 0) -> tuple[bytes, Node]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .hooks import HookEvent, HookOutcome, run_hooks
 from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
-from .tools import ToolContext
+from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
 if TYPE_CHECKING:
@@ -25,9 +25,8 @@ async def _decide(
     call_id: str,
     name: str,
     arguments: dict[str, Any],
-    requires_permission: bool,
+    found: Tool,
     pre: HookOutcome,
-    sandboxed: bool = False,
 ) -> PermissionResult:
     """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
 
@@ -40,8 +39,8 @@ async def _decide(
     return await check_permission(
         name,
         arguments,
-        requires_permission=requires_permission,
-        sandboxed=sandboxed,
+        requires_permission=found.requires_permission,
+        sandboxed=found.sandboxed is not None and found.sandboxed(arguments, conversation.options),
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,
@@ -79,10 +78,7 @@ async def run_tool_call(
     if pre.block_reason or not pre.continue_:
         return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook"), not pre.continue_
 
-    sandboxed = found.sandboxed is not None and found.sandboxed(arguments, opts)
-    decision = await _decide(
-        conversation, call.id, call.name, arguments, found.requires_permission, pre, sandboxed
-    )
+    decision = await _decide(conversation, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:

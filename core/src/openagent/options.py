@@ -38,8 +38,10 @@ class SandboxNetworkConfig(TypedDict, total=False):
 
 
 class SandboxSettings(TypedDict, total=False):
-    """How Bash commands are sandboxed, with the Claude Agent SDK's keys (``enabled`` defaults to false,
-    ``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` to true)."""  # noqa: D205
+    """How Bash commands are sandboxed, with the Claude Agent SDK's keys.
+
+    ``enabled`` defaults to false, ``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` to true.
+    """
 
     enabled: bool
     autoAllowBashIfSandboxed: bool

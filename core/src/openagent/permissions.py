@@ -92,6 +92,7 @@ CanUseTool: TypeAlias = Callable[[str, dict[str, Any], ToolPermissionContext], A
 
 # --- rules ------------------------------------------------------------------------------------------------
 
+
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     """Gitignore-style globs: ``**`` crosses directories, ``*`` and ``?`` stay within one."""
     out, i = [], 0
@@ -179,7 +180,7 @@ def _path(cwd: str | Path | None) -> Path | None:
 
 
 def _bash_specifier(rule: str) -> str | None:
-    """What a rule says about Bash commands: ``""`` for the whole tool, ``None`` when it is not a Bash rule."""
+    """A rule's Bash specifier: ``""`` for the whole tool, ``None`` when it is not a Bash rule."""
     rule = rule.strip()
     if rule in ("Bash", "*"):
         return ""
@@ -203,8 +204,7 @@ def _allowed_by(
 def _denied_by(
     rules: Sequence[str], tool_name: str, tool_input: Mapping[str, Any], cwd: Path | None
 ) -> str | None:
-    """The first rule matching the call: for Bash, any command anywhere in it, or any at all when the
-    command cannot be fully understood."""  # noqa: D205
+    """The first rule matching the call (for Bash: any command in it, or any rule if it is not understood)."""
     command = tool_input.get("command")
     if tool_name != "Bash" or not isinstance(command, str):
         return next((r for r in rules if rule_matches(r, tool_name, tool_input, cwd=cwd)), None)

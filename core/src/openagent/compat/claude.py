@@ -3,7 +3,7 @@
 ``from claude_agent_sdk import query, ClaudeAgentOptions`` becomes ``from openagent.compat.claude import
 …``; the model comes from ``$OPENAGENT_MODEL`` (and ``$OPENAGENT_BASE_URL``) unless ``model`` names one as
 ``"provider:model"``. Options that only make sense with the Claude Code CLI (``cli_path``, ``settings``,
-``extra_args``, ``betas``, ``sandbox``, ``plugins`` …, see `IGNORED`) are accepted and ignored with an
+``extra_args``, ``betas``, ``plugins`` …, see `IGNORED`) are accepted and ignored with an
 `IgnoredOptionWarning`. See docs/porting.md.
 """
 
@@ -63,13 +63,13 @@ _MAPPED: dict[str, Any] = {
     "continue_conversation": False, "resume": None, "session_id": None, "max_turns": None,
     "max_budget_usd": None, "disallowed_tools": (), "model": None, "cwd": None, "add_dirs": (), "env": None,
     "can_use_tool": None, "hooks": None, "include_partial_messages": False, "fork_session": False,
-    "agents": None, "output_format": None, "session_store": None,
+    "agents": None, "output_format": None, "session_store": None, "sandbox": None,
 }  # fmt: skip
 IGNORED = (
     "strict_mcp_config", "fallback_model", "betas", "permission_prompt_tool_name", "cli_path", "settings",
     "extra_args", "max_buffer_size", "debug_stderr", "stderr", "user", "include_hook_events",
     "forward_subagent_text", "verbatim_prompts", "resume_session_at", "resume_drops_turn", "setting_sources",
-    "skills", "sandbox", "plugins", "max_thinking_tokens", "thinking", "effort", "enable_file_checkpointing",
+    "skills", "plugins", "max_thinking_tokens", "thinking", "effort", "enable_file_checkpointing",
     "session_store_flush", "load_timeout_ms", "task_budget", "client_app",
 )  # fmt: skip
 """Fields accepted for source compatibility that have no effect without the Claude Code CLI."""

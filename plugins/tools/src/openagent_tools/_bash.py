@@ -87,7 +87,7 @@ async def bash(
     context: ToolContext,
     timeout: Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS)] | None = None,  # noqa: ASYNC109 - Claude's name
     description: str | None = None,
-    dangerouslyDisableSandbox: bool = False,  # noqa: N803 - Claude Code's name
+    dangerouslyDisableSandbox: bool = False,
 ) -> Any:
     """Run a shell command.
 

@@ -77,9 +77,9 @@ def settings_of(options: Any) -> dict[str, Any] | None:
     if not isinstance(network, Mapping):
         raise ConfigError(f"sandbox.network must be a dict, not {network!r}")
     _check_keys(network, SandboxNetworkConfig.__annotations__, "sandbox.network")
-    for key in ("excludedCommands",):
-        if not isinstance(raw.get(key, []), list | tuple) or not all(isinstance(v, str) for v in raw.get(key, [])):
-            raise ConfigError(f"sandbox.{key} must be a list of strings, not {raw.get(key)!r}")
+    excluded = raw.get("excludedCommands", [])
+    if not isinstance(excluded, list | tuple) or not all(isinstance(v, str) for v in excluded):
+        raise ConfigError(f"sandbox.excludedCommands must be a list of strings, not {excluded!r}")
     return dict(raw) if raw.get("enabled") else None
 
 
@@ -95,13 +95,15 @@ def _network(settings: Mapping[str, Any]) -> tuple[bool, str | None]:
     if "*" in domains:
         return True, None
     if domains:
-        return False, "the network stays off: per-domain filtering (allowedDomains) is not supported; use ['*']"
+        return False, "the network stays off: per-domain filtering (allowedDomains) is not supported"
     return False, None
 
 
 def _base_flags(*, weaker: bool, network: bool) -> list[str]:
-    flags = ["--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
-    flags += ["--dev-bind", "/dev", "/dev", "--ro-bind", "/proc", "/proc"] if weaker else ["--dev", "/dev", "--proc", "/proc"]
+    flags = ["--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
+    flags += ["--ro-bind", "/", "/"]
+    # Weaker (containers that refuse a new /proc): the host's /proc, read-only; never the host's /dev.
+    flags += ["--dev", "/dev", *(["--ro-bind", "/proc", "/proc"] if weaker else ["--proc", "/proc"])]
     flags += ["--tmpfs", "/tmp"]
     return [*flags, "--share-net"] if network else flags
 
@@ -200,8 +202,9 @@ def command_line(argv: list[str], cwd: str, options: Any) -> list[str]:
     roots = _roots(cwd, options)
     for root in roots:
         line += ["--bind", str(root), str(root)]
-    for root in roots:
-        line += [a for name in PROTECTED if os.path.lexists(p := root / name) for a in ("--ro-bind", str(p), str(p))]
+    for protected in (root / name for root in roots for name in PROTECTED):
+        if os.path.lexists(protected):
+            line += ["--ro-bind", str(protected), str(protected)]
     home = Path.home()
     for path in [home / h for h in HIDDEN] + _read_denied(options, cwd):
         if not os.path.lexists(path) or any(r.is_relative_to(path) for r in roots):

@@ -339,6 +339,12 @@ def _words(node: Node, src: bytes) -> Words:
 _BARE_NEWLINE = re.compile(rb"(?<!\\)\n")
 
 
+def _may_hide_code(node: Node, src: bytes) -> bool:
+    """A cheap test before decoding a word: a ``$(``, backquote or ``<(`` needs one of these in the source."""
+    raw = src[node.start_byte : node.end_byte]
+    return b"(" in raw or b"`" in raw or b"\\" in raw
+
+
 def _misread_backticks(text: str) -> bool:
     """A backquoted substitution holding another unescaped backquote: bash would have ended it there."""
     if not text.startswith("`"):
@@ -388,7 +394,7 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
             found.add(tuple(w[0] if w and w[1] else None for w in words), depth)
         elif kind == "expansion" and _w.source_text(node, src).endswith("@P}"):
             found.fail("${…@P} expands a prompt string, which runs the commands in it")
-        elif kind in ("raw_string", "string", "ansi_c_string", "word"):
+        elif kind in ("raw_string", "string", "ansi_c_string", "word") and _may_hide_code(node, src):
             value = _w.word_value(node, src)
             if value and re.search(r"\$\(|`|[<>]\(", value[0]):
                 found.text(value[0], depth, "quoted text with a command substitution")

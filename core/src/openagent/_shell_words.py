@@ -174,6 +174,8 @@ def word_value(node: Node, src: bytes) -> tuple[str, bool] | None:
 
 def join_continuations(source: bytes, root: Node) -> bytes:
     """The source with line continuations removed where bash removes them (not in quotes or comments)."""
+    if b"\\\n" not in source:
+        return source
     kept: list[tuple[int, int]] = []
     stack = [root]
     while stack:

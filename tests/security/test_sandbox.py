@@ -138,6 +138,17 @@ async def test_credentials_are_hidden(arena: Arena, monkeypatch: pytest.MonkeyPa
     assert text(result).splitlines()[:2] == ["visible", "0"], text(result)
 
 
+async def test_credentials_in_the_environment_stay_outside(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-user")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-from-the-user")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    result = await run_bash("env", arena.project, sandbox=ON, env={"PROJECT_TOKEN": "given-on-purpose"})
+    assert "sk-from-the-user" not in text(result) and "ghp-from-the-user" not in text(result)
+    assert "HARMLESS_SETTING=visible" in text(result) and "PROJECT_TOKEN=given-on-purpose" in text(result)
+
+
 async def test_read_deny_rules_hide_their_paths(arena: Arena) -> None:
     (arena.project / ".env").write_text("API_KEY=sk-secret")
     (arena.project / "secrets").mkdir()

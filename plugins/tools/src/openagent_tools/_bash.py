@@ -108,7 +108,8 @@ async def bash(
     if how.sandboxed:
         argv = _sandbox.command_line(argv, context.cwd, context.options)
     seconds = (timeout or DEFAULT_TIMEOUT_MS) / 1000
-    env = {**os.environ, **dict(getattr(context.options, "env", None) or {})}
+    inherited = _sandbox.without_secrets(os.environ) if how.sandboxed else os.environ
+    env = {**inherited, **dict(getattr(context.options, "env", None) or {})}
     out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
     try:
         with anyio.CancelScope(shield=True):  # a cancel while spawning would leak the started process

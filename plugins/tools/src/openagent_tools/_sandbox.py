@@ -31,7 +31,16 @@ from openagent.errors import ConfigError
 from openagent.options import SandboxNetworkConfig, SandboxSettings
 from openagent.permissions import rule_matches
 
-__all__ = ["Plan", "command_line", "plan", "probe", "sandbox_toolset", "settings_of"]
+__all__ = [
+    "Plan",
+    "auto_allowed",
+    "command_line",
+    "plan",
+    "probe",
+    "sandbox_toolset",
+    "settings_of",
+    "without_secrets",
+]
 
 logger = logging.getLogger("openagent.tools.sandbox")
 
@@ -173,6 +182,17 @@ def auto_allowed(arguments: Mapping[str, Any], options: Any) -> bool:
         return plan(command, options, bool(arguments.get("dangerouslyDisableSandbox"))).auto_allow
     except ConfigError:
         return False  # the call itself reports the malformed settings
+
+
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
+
+
+def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """The process environment less what looks like a credential (``*_API_KEY``, ``*_TOKEN`` …): a
+    sandboxed command has no network to use them with, only the model's channel to leak them through.
+    ``AgentOptions.env`` is passed whole: what it sets was meant for the command.
+    """  # noqa: D205
+    return {name: value for name, value in environ.items() if not _SECRET.search(name)}
 
 
 def _roots(cwd: str, options: Any) -> list[Path]:

@@ -414,7 +414,7 @@ def _error_at(tree: Node, src: bytes) -> str:
 # --- the analysis and rule matching -----------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)  # one permission check analyses a command up to four times
 def analyze(command: str) -> Analysis:
     """Parse ``command`` and say which allow and deny rules could cover it."""
     try:

@@ -117,6 +117,15 @@ async def test_what_other_programs_act_on_stays_read_only(arena: Arena, command:
     assert {p: p.read_bytes() for p in arena.project.rglob("*") if p.is_file()} == before
 
 
+async def test_a_created_git_folder_is_reported(arena: Arena, caplog: pytest.LogCaptureFixture) -> None:
+    bare = arena.project / "sub"
+    bare.mkdir()
+    with caplog.at_level(logging.WARNING, logger="openagent.tools.sandbox"):
+        result = await run_bash("git init -q && echo '[core] fsmonitor = x' >> .git/config", bare, sandbox=ON)
+    assert f"it created {bare / '.git'}, which other programs act on outside the sandbox" in text(result)
+    assert "review before git or openagent use it" in caplog.text
+
+
 async def test_tmp_is_private(arena: Arena) -> None:
     name = f"/tmp/oa-sandbox-{uuid.uuid4().hex}"
     result = await run_bash(f"echo inside > {name} && cat {name}", arena.project, sandbox=ON)

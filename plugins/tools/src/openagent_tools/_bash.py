@@ -100,16 +100,9 @@ async def bash(
     """
     if not command.strip():
         raise ToolError("command is empty")
-    try:
-        how = _sandbox.plan(command, context.options, dangerouslyDisableSandbox)
-    except ConfigError as exc:
-        raise ToolError(str(exc)) from None
-    argv = [_shell(), "-c", command]
-    if how.sandboxed:
-        argv = _sandbox.command_line(argv, context.cwd, context.options)
+    argv, env, how = _launch(command, context, dangerouslyDisableSandbox)
+    absent = _sandbox.absent_protected(context.cwd, context.options) if how.sandboxed else []
     seconds = (timeout or DEFAULT_TIMEOUT_MS) / 1000
-    inherited = _sandbox.without_secrets(os.environ) if how.sandboxed else os.environ
-    env = {**inherited, **dict(getattr(context.options, "env", None) or {})}
     out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
     try:
         with anyio.CancelScope(shield=True):  # a cancel while spawning would leak the started process
@@ -133,16 +126,30 @@ async def bash(
         _kill_group(process.pid)
         with anyio.CancelScope(shield=True):
             await process.aclose()
-    return _report(out, err, process.returncode, seconds if scope.cancelled_caught else None, how.note)
+    notes = [n for n in (how.note, _sandbox.created_note(absent)) if n]
+    return _report(out, err, process.returncode, seconds if scope.cancelled_caught else None, notes)
+
+
+def _launch(command: str, context: ToolContext, disable: bool) -> tuple[list[str], dict[str, str], Any]:
+    """The command line (wrapped in bwrap when sandboxed), its environment, and the sandbox's plan."""
+    try:
+        how = _sandbox.plan(command, context.options, disable)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
+    argv = [_shell(), "-c", command]
+    if how.sandboxed:
+        argv = _sandbox.command_line(argv, context.cwd, context.options)
+    inherited = _sandbox.without_secrets(os.environ) if how.sandboxed else os.environ
+    return argv, {**inherited, **dict(getattr(context.options, "env", None) or {})}, how
 
 
 bash.sandboxed = _sandbox.auto_allowed
 
 
 def _report(
-    out: _Capture, err: _Capture, code: int | None, timed_out: float | None, note: str | None = None
+    out: _Capture, err: _Capture, code: int | None, timed_out: float | None, notes: list[str] | None = None
 ) -> dict[str, Any]:
-    parts = [p for p in (out.text(), err.text(), f"[sandbox: {note}]" if note else "") if p]
+    parts = [p for p in (out.text(), err.text(), *(f"[sandbox: {n}]" for n in notes or ())) if p]
     body = "\n".join(parts)
     if timed_out is not None:
         said = f"Command timed out after {timed_out:g} s and was killed"

@@ -33,8 +33,10 @@ from openagent.permissions import rule_matches
 
 __all__ = [
     "Plan",
+    "absent_protected",
     "auto_allowed",
     "command_line",
+    "created_note",
     "plan",
     "probe",
     "sandbox_toolset",
@@ -211,6 +213,22 @@ def _read_denied(options: Any, cwd: str) -> list[Path]:
         path = Path(spec[1:]) if spec.startswith("//") else Path(spec).expanduser()
         found.append(path if spec.startswith(("//", "~")) else Path(cwd, spec.removeprefix("./").lstrip("/")))
     return found
+
+
+def absent_protected(cwd: str, options: Any) -> list[Path]:
+    """The protected names missing from the writable folders: the sandbox cannot keep a command from
+    creating them (a mount needs something to cover), so `created_note` reports the ones that appear.
+    """  # noqa: D205
+    return [p for p in (r / n for r in _roots(cwd, options) for n in PROTECTED) if not os.path.lexists(p)]
+
+
+def created_note(absent: list[Path]) -> str | None:
+    """Say (and log) which protected names a sandboxed command created: they act outside the sandbox."""
+    created = [str(p) for p in absent if os.path.lexists(p)]
+    if not created:
+        return None
+    logger.warning("a sandboxed Bash command created %s: review before git or openagent use it", created)
+    return f"it created {', '.join(created)}, which other programs act on outside the sandbox: review it"
 
 
 def command_line(argv: list[str], cwd: str, options: Any) -> list[str]:

@@ -126,6 +126,27 @@ async def test_a_created_git_folder_is_reported(arena: Arena, caplog: pytest.Log
     assert "review before git or openagent use it" in caplog.text
 
 
+async def test_a_subagent_runs_in_the_same_sandbox(arena: Arena) -> None:
+    from openagent import AgentDefinition
+    from openagent.testing import tool_call
+
+    model = ScriptedModel(
+        [
+            [tool_call("Task", {"description": "d", "prompt": "p", "subagent_type": "helper"})],
+            [_call(arena.payload("touch {S}"))],
+            "child done",
+            "parent done",
+        ]
+    )
+    helper = AgentDefinition(description="helps", prompt="You help.", tools=["Bash"])
+    options = AgentOptions(
+        model=model, cwd=arena.project, persist_session=False, sandbox=ON, agents={"helper": helper}
+    )
+    with anyio.fail_after(30):
+        messages = [m async for m in query(prompt="go", options=_with_tools(options))]
+    assert not arena.pwned() and "Read-only file system" in str(messages)
+
+
 async def test_tmp_is_private(arena: Arena) -> None:
     name = f"/tmp/oa-sandbox-{uuid.uuid4().hex}"
     result = await run_bash(f"echo inside > {name} && cat {name}", arena.project, sandbox=ON)

@@ -146,9 +146,11 @@ def contract(session: nox.Session) -> None:
 @nox.session
 def compat(session: nox.Session) -> None:
     """Claude Agent SDK programs run through openagent.compat.claude on the scripted server."""
-    _install(session, "openai", "mcp")
-    session.install("claude-agent-sdk>=0.2.187")  # the import-parity test reads the real SDK's names
-    _pytest(session, str(ROOT / "tests" / "compat"))
+    _install(session, "openai", "mcp", "tools")
+    session.install("claude-agent-sdk>=0.2.187")  # the parity tests read the real SDK's names and signatures
+    coverage = ["python", "-m", "coverage", "run", "--source=openagent.compat", "--omit=*/_contract.py"]
+    session.run(*coverage, "-m", "pytest", str(ROOT / "tests" / "compat"), *session.posargs)
+    session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
 
 
 @nox.session
@@ -197,6 +199,7 @@ def bench(session: nox.Session) -> None:
     _apt(session, APT["redis"] + APT["postgres"])  # the session-store scenario starts real servers
     _install(session, *[p for p in _packages() if p != "cli"])
     session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
+    session.install("claude-agent-sdk>=0.2.187")  # (g): the same ported program on the SDK's own CLI
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 

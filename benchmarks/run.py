@@ -6,7 +6,9 @@ Scenarios (issue 10):
   (c) ``import`` time of each SDK over a bare interpreter;
   (d) time to first event (warm median from (a); cold = from process start, imports included);
   (e) resume of a 10,000-message session with the core's JSONL store;
-  (f) session append throughput (core JSONL store; ``benchmarks/stores.py``, for the store plugins, if there).
+  (f) session append throughput (core JSONL store; ``benchmarks/stores.py``, for the store plugins, if there);
+  (g) a typical ported Claude Agent SDK program end to end, on openagent and on claude-agent-sdk's own CLI
+      (``benchmarks/ported.py``).
 
 The scripted server runs in its own process; every client runs in its own process too (``clients.py``), so
 ``cpu`` is the client's own CPU time (``time.process_time`` there) and RSS its own peak. The table goes to
@@ -450,7 +452,7 @@ def chart(results: dict[str, Any], paths: list[Path]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wire", choices=sorted(WIRES), default="openai", help="the wire format of (a)/(b)")
-    parser.add_argument("--scenarios", help="default: a,b,c,d,e,f (openai wire), a (anthropic wire)")
+    parser.add_argument("--scenarios", help="default: a,b,c,d,e,f,g (openai wire), a (anthropic wire)")
     parser.add_argument("--clients", help="default: every client of the wire")
     parser.add_argument("--conversations", type=int, default=40)
     parser.add_argument("--concurrent", type=int, default=1000)
@@ -464,7 +466,7 @@ def main() -> None:
     if args.quick:
         args.conversations, args.concurrent, args.messages, args.import_runs = 5, 50, 1000, 2
     wire = WIRES[args.wire]
-    scenarios = set((args.scenarios or ("a,b,c,d,e,f" if args.wire == "openai" else "a")).split(","))
+    scenarios = set((args.scenarios or ("a,b,c,d,e,f,g" if args.wire == "openai" else "a")).split(","))
     clients = [c for c in (args.clients or ",".join(wire["clients"])).split(",") if c]
     results: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -501,6 +503,11 @@ def main() -> None:
                 results["e"] = scenario_sessions(server, args.messages, tmp)
             if "f" in scenarios:
                 results["f"] = scenario_stores(tmp)
+            if "g" in scenarios:
+                from ported import scenario_ported
+
+                print("(g) a ported Claude Agent SDK program, process start to exit", flush=True)
+                results["g"] = scenario_ported(server, 3 if args.quick else 5)
     finally:
         server.close()
     results["machine"]["loadavg_end"] = os.getloadavg()

@@ -653,7 +653,8 @@ class ScriptedServer:
         except asyncio.IncompleteReadError:
             return False  # the client closed a kept-alive connection
         lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
+        method, target, _ = lines[0].split(" ", 2)
+        path = target.split("?", 1)[0]  # Claude Code's CLI posts to /v1/messages?beta=true
         headers: dict[str, str] = {}
         for line in lines[1:]:
             if line:

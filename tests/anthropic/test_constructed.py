@@ -19,6 +19,7 @@ import yaml
 from anthropic_streams import assemble
 
 from openagent._contract import ADD_TOOL
+from openagent._prices import cost_of
 from openagent.errors import RateLimitError, ServerError, StreamError
 from openagent.models import ModelRequest, Stop, TextDelta
 from openagent.types import (
@@ -159,8 +160,9 @@ async def test_prompt_cache_tokens_and_cost(provider: MessagesProvider) -> None:
     read = [e for e in (await turn(provider, second))[0] if isinstance(e, Usage)][-1]
     assert written.cache_creation_input_tokens > 0 and written.cache_read_input_tokens == 0
     assert read.cache_read_input_tokens == written.cache_creation_input_tokens
-    assert provider.cost(read) is not None and provider.cost(written) is not None
-    assert provider.cost(read) < provider.cost(written)  # type: ignore[operator]
+    cost_read, cost_written = (cost_of(provider, provider.model, u) for u in (read, written))
+    assert cost_read is not None and cost_written is not None
+    assert cost_read < cost_written
 
 
 @constructed

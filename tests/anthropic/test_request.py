@@ -368,3 +368,14 @@ def test_network_is_blocked_outside_recording() -> None:
 
     with socket.socket() as sock, pytest.raises(RuntimeError, match="Network is disabled"):
         sock.connect(("127.0.0.1", 9))
+
+
+def test_thinking_effort_betas_and_user_are_sent_natively() -> None:
+    request = ModelRequest(
+        "claude-sonnet-4-5", [], thinking={"type": "enabled", "budget_tokens": 50_000}, effort="high",
+        betas=["context-1m-2025-08-07"], user="u-1", extra_body={"betas": ["other"]},
+    )  # fmt: skip
+    body, headers = build_body(request)
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 50_000} and body["max_tokens"] > 50_000
+    assert body["output_config"] == {"effort": "high"} and body["metadata"] == {"user_id": "u-1"}
+    assert headers == {"anthropic-beta": "context-1m-2025-08-07,other"}

@@ -52,7 +52,9 @@ def test_json_with_partial_messages_includes_the_deltas(openagent, script):
     )
     events = [json.loads(line) for line in result.stdout.splitlines()]
     deltas = [
-        e["event"]["delta"]["text"] for e in events if e["type"] == "stream_event" and "delta" in e["event"]
+        e["event"]["delta"]["text"]
+        for e in events
+        if e["type"] == "stream_event" and e["event"]["type"] == "content_block_delta"
     ]
     assert deltas == ["ab", "cd", "ef"]
 

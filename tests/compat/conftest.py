@@ -29,7 +29,8 @@ def script(
     The model is chosen the way a ported program chooses it: ``OPENAGENT_MODEL`` and ``OPENAGENT_BASE_URL``.
     """
     name = request.node.name.replace("[", "-").rstrip("]")
-    monkeypatch.setenv("OPENAGENT_PLUGINS", "openai,mcp")
+    monkeypatch.setenv("HOME", str(request.getfixturevalue("tmp_path_factory").mktemp("home")))
+    monkeypatch.setenv("OPENAGENT_PLUGINS", "openai,mcp,tools")
     monkeypatch.setenv("OPENAGENT_MODEL", f"openai-compatible:{name}")
     monkeypatch.setenv("OPENAGENT_BASE_URL", server.url)
 

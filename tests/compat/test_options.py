@@ -80,3 +80,48 @@ def test_an_in_process_server_without_the_mcp_plugin_names_the_extra(monkeypatch
     monkeypatch.setenv("OPENAGENT_PLUGINS", "")  # as if openagent-mcp were not installed
     with pytest.raises(ConfigError, match=r'pip install "openagent\[mcp\]"'):
         run_sync("hi", AgentOptions(model="test:echo", mcp_servers={"x": server}))
+
+
+@pytest.mark.parametrize("field", ["permission_prompt_tool_name", "plugins", "extra_args"])
+def test_options_not_honoured_say_so(field: str) -> None:
+    value = {"x": None} if field == "extra_args" else "tool"
+    value = [{"type": "local", "path": "."}] if field == "plugins" else value
+    with pytest.warns(claude.IgnoredOptionWarning, match=field):
+        to_agent_options(ClaudeAgentOptions(**{field: value}))
+
+
+def test_claude_defaults_every_tool_and_every_setting_source_without_project_permission_rules() -> None:
+    options = to_agent_options(None)
+    assert tuple(options.setting_sources) == ("user", "project", "local") and options.trust_project is False
+    explicit = to_agent_options(ClaudeAgentOptions(setting_sources=["local"]))
+    assert explicit.trust_project is True  # naming the sources is the caller's opt-in
+    assert to_agent_options(ClaudeAgentOptions(tools=[])).tools == []
+
+
+def test_thinking_effort_and_settings_map_onto_agent_options(tmp_path: Any) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(
+        '{"permissions": {"allow": ["Bash(git status:*)"], "defaultMode": "acceptEdits"}, "env": {"A": "1"}}'
+    )
+    options = to_agent_options(
+        ClaudeAgentOptions(
+            max_thinking_tokens=0, effort="high", settings=str(settings), betas=["b"], user="u"
+        )
+    )
+    assert options.thinking == {"type": "disabled"} and options.effort == "high"
+    assert list(options.allowed_tools) == ["Bash(git status:*)"] and options.permission_mode == "acceptEdits"
+    assert options.env == {"A": "1"} and list(options.betas) == ["b"] and options.user == "u"
+    assert to_agent_options(ClaudeAgentOptions(env={"MAX_THINKING_TOKENS": "9000"})).thinking == {
+        "type": "enabled",
+        "budget_tokens": 9000,
+    }
+    with pytest.raises(ConfigError, match="settings"):
+        to_agent_options(ClaudeAgentOptions(settings="{not json"))
+
+
+def test_sandbox_maps_onto_the_bash_sandbox(tmp_path: Any) -> None:
+    settings = {"enabled": True, "network": {"allowedDomains": ["*"]}}
+    assert to_agent_options(ClaudeAgentOptions(sandbox=settings)).sandbox == settings
+    from_file = tmp_path / "settings.json"
+    from_file.write_text('{"sandbox": {"enabled": true}}')
+    assert to_agent_options(ClaudeAgentOptions(settings=str(from_file))).sandbox == {"enabled": True}

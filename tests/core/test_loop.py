@@ -92,9 +92,14 @@ async def test_partial_stream_events_concatenate_to_the_final_text_in_anthropic_
     assert "".join(text_deltas) == final.content[1].text == "Hello, streaming world!"
     assert "".join(thinking_deltas) == "let me see"
     assert final.content[0] == ThinkingBlock(thinking="let me see", signature="sig")
-    assert [e["type"] for e in events][:2] == ["content_block_start", "content_block_delta"]
-    assert events[0]["content_block"]["type"] == "thinking"
+    kinds = [e["type"] for e in events]
+    assert kinds[:3] == ["message_start", "content_block_start", "content_block_delta"]
+    assert kinds[-2:] == ["message_delta", "message_stop"]
+    assert events[0]["message"]["role"] == "assistant" and events[0]["message"]["model"] == "scripted"
+    assert events[1]["content_block"]["type"] == "thinking"
     assert {e["index"] for e in events if e["type"] == "content_block_stop"} == {0, 1}
+    assert kinds.index("content_block_stop") < kinds.index("message_delta")
+    assert events[-2]["delta"]["stop_reason"] == "end_turn" and "output_tokens" in events[-2]["usage"]
     # partial events come before the complete message
     assert messages.index(final) > max(i for i, m in enumerate(messages) if isinstance(m, StreamEvent))
 
@@ -175,7 +180,8 @@ async def test_interrupt_stops_a_streaming_turn_within_one_chunk():
         interrupted = False
         async for message in client.receive_response():
             if interrupted and isinstance(message, StreamEvent):
-                seen_after_interrupt += 1
+                # the message is still closed (content_block_stop, message_delta, message_stop); no more text
+                seen_after_interrupt += message.event["type"] == "content_block_delta"
             if (
                 isinstance(message, StreamEvent)
                 and message.event["type"] == "content_block_delta"
@@ -417,7 +423,8 @@ async def test_partial_events_for_parallel_tool_calls_open_and_close_each_block(
         chunk_size=4,
     )
     messages = await collect("x", AgentOptions(model=model, tools=[add], include_partial_messages=True))
-    events = [m.event for m in messages if isinstance(m, StreamEvent)][:-3]  # the first turn
+    events = [m.event for m in messages if isinstance(m, StreamEvent)]
+    events = events[: [e["type"] for e in events].index("message_stop") + 1]  # the first turn
     starts = [e["index"] for e in events if e["type"] == "content_block_start"]
     stops = [e["index"] for e in events if e["type"] == "content_block_stop"]
     assert starts == stops == [0, 1, 2]

@@ -1,8 +1,9 @@
 import json
 
+import anyio
 import pytest
 
-from openagent import AgentOptions, run
+from openagent import AgentOptions, query, run
 from openagent.errors import SessionError
 from openagent.sessions import (
     JSONLSessionStore,
@@ -12,7 +13,7 @@ from openagent.sessions import (
     list_sessions,
 )
 from openagent.testing import ScriptedModel, thinking, tool_call
-from openagent.types import ThinkingBlock, UserMessage
+from openagent.types import AssistantMessage, ThinkingBlock, UserMessage
 
 pytestmark = pytest.mark.anyio
 KEY = {"project_key": "p", "session_id": "s"}
@@ -77,7 +78,7 @@ async def test_resume_rebuilds_the_exact_history_the_model_saw(tmp_path):
     sent = second.requests[0].messages
     # what an uninterrupted run would have sent: the first run's last request, its answer, the new prompt
     assert sent[:3] == first.requests[1].messages
-    assert sent[3].content[0].text == "said hi" and sent[4] == UserMessage(content="once more")
+    assert sent[3].content[0].text == "said hi" and sent[4].content == "once more"
     assert sent[1].content[0] == ThinkingBlock(thinking="plan", signature="sig-1")
 
 
@@ -157,3 +158,104 @@ def test_persist_session_false_writes_nothing(tmp_path):
         ),
     )
     assert not (tmp_path / "s").exists()
+
+
+# --- what the Claude Agent SDK's session functions need ------------------------------------------------------
+
+
+async def test_titles_tags_info_and_a_fork_cut_at_a_message(tmp_path):
+    from openagent.sessions import (
+        MemorySessionStore,
+        fork_session,
+        get_session_messages,
+        session_info,
+        set_session_metadata,
+    )
+
+    store = MemorySessionStore()
+    model = ScriptedModel(["first answer", "second answer", "after the cut"])
+    first = [
+        m
+        async for m in query(
+            prompt="one", options=AgentOptions(model=model, session_store=store, cwd=tmp_path)
+        )
+    ]
+    sid = first[-1].session_id
+    answer = next(m for m in first if isinstance(m, AssistantMessage))
+    options = AgentOptions(model=model, session_store=store, cwd=tmp_path, resume=sid)
+    [m async for m in query(prompt="two", options=options)]
+    await set_session_metadata(sid, title="numbers", tag="keep", cwd=tmp_path, store=store)
+    info = await session_info(sid, cwd=tmp_path, store=store)
+    assert (info.title, info.tag, info.first_prompt, info.summary) == ("numbers", "keep", "one", "numbers")
+    assert info.cwd == str(tmp_path) and info.created_at <= info.last_modified
+    await set_session_metadata(sid, tag=None, cwd=tmp_path, store=store)
+    assert (await session_info(sid, cwd=tmp_path, store=store)).tag is None
+    forked = await fork_session(sid, up_to=answer.uuid, title="cut", cwd=tmp_path, store=store)
+    kept = [m for m in await get_session_messages(forked, cwd=tmp_path, store=store) if m.type != "system"]
+    assert [m.type for m in kept] == ["user", "assistant"] and kept[-1].uuid == answer.uuid
+    assert (await session_info(forked, cwd=tmp_path, store=store)).title == "cut"
+    with pytest.raises(SessionError, match="no message"):
+        await fork_session(sid, up_to="nope", cwd=tmp_path, store=store)
+
+
+async def test_resume_session_at_starts_from_an_earlier_message_as_a_fork(tmp_path):
+    from openagent.sessions import MemorySessionStore
+
+    store = MemorySessionStore()
+    model = ScriptedModel(["a1", "a2", "from a1"])
+    base = AgentOptions(model=model, session_store=store, cwd=tmp_path)
+    first = [m async for m in query(prompt="q1", options=base)]
+    sid, a1 = first[-1].session_id, next(m for m in first if isinstance(m, AssistantMessage))
+    base.resume = sid
+    [m async for m in query(prompt="q2", options=base)]
+    base.resume_session_at = a1.uuid
+    third = [m async for m in query(prompt="q3", options=base)]
+    assert third[-1].session_id != sid  # a cut resume never rewrites the original
+    assert [m.content if isinstance(m.content, str) else m.content[0].text for m in model.requests[-1].messages] == [
+        "q1", "a1", "q3",
+    ]  # fmt: skip
+
+
+class _Protocolish:
+    """A store written against the SDK's protocol: optional methods raise NotImplementedError."""
+
+    def __init__(self):
+        self.entries = {}
+
+    async def append(self, key, entries):
+        self.entries.setdefault(key["session_id"], []).extend(entries)
+
+    async def load(self, key):
+        return self.entries.get(key["session_id"])
+
+    async def list_sessions(self, project_key):
+        raise NotImplementedError
+
+    async def delete(self, key):
+        raise NotImplementedError
+
+
+async def test_not_implemented_optional_methods_read_as_absent(tmp_path):
+    from openagent.sessions import delete_session, list_sessions
+
+    store = _Protocolish()
+    with pytest.raises(SessionError, match="cannot list"):
+        await list_sessions(cwd=tmp_path, store=store)
+    with pytest.raises(SessionError, match="cannot delete"):
+        await delete_session("x", cwd=tmp_path, store=store)
+    options = AgentOptions(
+        model=ScriptedModel(["hi"]), session_store=store, cwd=tmp_path, continue_conversation=True
+    )
+    assert [m async for m in query(prompt="x", options=options)][-1].result == "hi"  # nothing to continue
+
+
+async def test_a_slow_store_is_a_session_error_not_a_hang(tmp_path):
+    class Slow(_Protocolish):
+        async def load(self, key):
+            await anyio.sleep(10)
+
+    options = AgentOptions(
+        model=ScriptedModel(["x"]), session_store=Slow(), cwd=tmp_path, resume="s", session_load_timeout=0.05
+    )
+    with anyio.fail_after(5), pytest.raises(SessionError, match="longer than"):
+        [m async for m in query(prompt="x", options=options)]

@@ -176,3 +176,60 @@ def test_text_protocol_describes_tools_and_replays_calls_as_text() -> None:
         in assistant["content"]
     )
     assert results["role"] == "user" and "<tool_response>3</tool_response>" in results["content"]
+
+
+@pytest.mark.parametrize(
+    ("profile", "fields", "expected"),
+    [
+        pytest.param("openai", {"effort": "high"}, {"reasoning_effort": "high"}, id="openai-effort"),
+        pytest.param("openai", {"effort": "max"}, {"reasoning_effort": "high"}, id="max-is-high"),
+        pytest.param(
+            "openai",
+            {"thinking": {"type": "enabled", "budget_tokens": 2000}},
+            {"reasoning_effort": "low"},
+            id="small-budget-low",
+        ),
+        pytest.param(
+            "openai", {"thinking": {"type": "disabled"}}, {"reasoning_effort": "none"}, id="disabled"
+        ),
+        pytest.param(
+            "ollama", {"thinking": {"type": "adaptive"}}, {"reasoning_effort": "medium"}, id="ollama-adaptive"
+        ),
+        pytest.param(
+            "openrouter",
+            {"thinking": {"type": "enabled", "budget_tokens": 9000}},
+            {"reasoning": {"max_tokens": 9000}},
+            id="openrouter-budget",
+        ),
+        pytest.param(
+            "openrouter", {"effort": "low"}, {"reasoning": {"effort": "low"}}, id="openrouter-effort"
+        ),
+        pytest.param(
+            "openrouter",
+            {"thinking": {"type": "disabled"}},
+            {"reasoning": {"enabled": False}},
+            id="openrouter-off",
+        ),
+        pytest.param(
+            "llamacpp",
+            {"effort": "high"},
+            {"chat_template_kwargs": {"enable_thinking": True}},
+            id="template-on",
+        ),
+        pytest.param(
+            "vllm",
+            {"thinking": {"type": "disabled"}},
+            {"chat_template_kwargs": {"enable_thinking": False}},
+            id="template-off",
+        ),
+        pytest.param("openai", {"user": "u-1"}, {"user": "u-1"}, id="user"),
+    ],
+)
+def test_reasoning_and_user_map_to_each_endpoints_parameter(
+    profile: str, fields: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    sent = build_body(ModelRequest("m", [], **fields), "m", PROFILES[profile])
+    assert {k: sent[k] for k in expected} == expected
+    assert not {"reasoning_effort", "reasoning", "chat_template_kwargs"} & set(
+        build_body(ModelRequest("m", []), "m", PROFILES[profile])
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._prices import register_price
 from .agents import AgentDefinition
 from .client import Client
 from .errors import ConfigError, OpenAgentError, ProviderError, SessionError, ToolError
@@ -63,6 +64,7 @@ __all__ = [
     "UserMessage",
     "hookimpl",  # provided lazily by __getattr__
     "query",
+    "register_price",
     "run",
     "run_sync",
     "tool",

@@ -9,8 +9,15 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._checkpoints import EDIT_TOOLS
 from .hooks import HookEvent, HookOutcome, run_hooks
-from .permissions import PermissionResult, PermissionResultDeny, ToolPermissionContext, check_permission
+from .permissions import (
+    PermissionResult,
+    PermissionResultDeny,
+    ToolPermissionContext,
+    apply_update,
+    check_permission,
+)
 from .tools import Tool, ToolContext
 from .types import Message, ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -80,9 +87,14 @@ async def run_tool_call(
 
     decision = await _decide(conversation, call.id, call.name, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
+        conversation.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments})
         return _error(call.id, decision.message), decision.interrupt
     if decision.updated_input is not None:
         arguments = decision.updated_input
+    for update in [*(decision.updated_permissions or ()), *pre.updated_permissions]:
+        apply_update(conversation, update)
+    if conversation.checkpoints is not None and isinstance(arguments.get(EDIT_TOOLS.get(call.name, "")), str):
+        conversation.checkpoints.save(arguments[EDIT_TOOLS[call.name]], conversation.cwd)
     context = ToolContext(
         tool_use_id=call.id,
         session_id=conversation.session_id,
@@ -91,6 +103,7 @@ async def run_tool_call(
         emit=emit,
         depth=conversation.depth,
         tools=conversation.tools,
+        tasks=conversation.tasks,
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"

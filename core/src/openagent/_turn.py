@@ -2,7 +2,10 @@
 
 Providers yield normalised events; the builder joins text and argument fragments per block, keeps blocks in
 arrival order, and (with partial messages on) makes the Anthropic-shaped stream events that
-``include_partial_messages`` promises whatever the provider. It runs once per streamed chunk: keep it lean.
+``include_partial_messages`` promises whatever the provider: ``message_start``, ``content_block_start`` /
+``_delta`` / ``_stop`` per block, then (from `TurnBuilder.finish`, once the stream has ended and the usage
+is final) ``message_delta`` with the stop reason and usage, and ``message_stop``. It runs once per
+streamed chunk: keep it lean.
 """
 
 from __future__ import annotations
@@ -23,9 +26,20 @@ _NONE: list[dict[str, Any]] = []  # what the hot path returns; never appended to
 class TurnBuilder:
     """Accumulates one streamed model turn into content blocks (and, optionally, Anthropic-shaped events)."""
 
-    __slots__ = ("blocks", "by_index", "kind", "parts", "signature", "stop", "usage", "partial")
+    __slots__ = (
+        "blocks",
+        "by_index",
+        "kind",
+        "parts",
+        "signature",
+        "stop",
+        "usage",
+        "partial",
+        "model",
+        "started",
+    )
 
-    def __init__(self, partial: bool) -> None:
+    def __init__(self, partial: bool, model: str = "") -> None:
         self.blocks: list[list[Any]] = []  # [kind, parts, meta] per content block, in arrival order
         self.by_index: dict[int, list[Any]] = {}  # provider tool-call index → its block
         self.kind = -1
@@ -33,6 +47,8 @@ class TurnBuilder:
         self.stop: Stop | None = None
         self.usage: Usage | None = None
         self.partial = partial
+        self.model = model
+        self.started = False
 
     def feed(self, event: ModelEvent) -> list[dict[str, Any]]:
         """Add one event; return the Anthropic-shaped stream events it makes (only in partial mode)."""
@@ -40,6 +56,8 @@ class TurnBuilder:
             self.parts.append(event.text)
             return _NONE
         out: list[dict[str, Any]] = []
+        if self.partial and not self.started:
+            out.append(self._message_start())
         if isinstance(event, TextDelta):
             self._switch(_TEXT, None, {"type": "text", "text": ""}, out)
             self.parts.append(event.text)
@@ -59,6 +77,29 @@ class TurnBuilder:
         elif isinstance(event, Stop):
             self.stop = event
             self._close(out)
+        return out
+
+    def _message_start(self) -> dict[str, Any]:
+        self.started = True
+        message: dict[str, Any] = {
+            "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": self.model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": _usage(self.usage),
+        }  # fmt: skip
+        return {"type": "message_start", "message": message}
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The events that close the message (partial mode): ``message_delta``, ``message_stop``.
+
+        Call it once the stream has ended: some endpoints report usage after the stop reason.
+        """
+        if not self.partial:
+            return _NONE
+        out = [] if self.started else [self._message_start()]
+        self._close(out)
+        reason = self.stop.reason if self.stop is not None else None
+        delta = {"stop_reason": reason, "stop_sequence": None}
+        out.append({"type": "message_delta", "delta": delta, "usage": _usage(self.usage)})
+        out.append({"type": "message_stop"})
         return out
 
     def _switch(
@@ -121,6 +162,10 @@ class TurnBuilder:
             else:
                 content.append(_tool_block(meta[0], meta[1], "".join(parts)))
         return content
+
+
+def _usage(usage: Usage | None) -> dict[str, int]:
+    return usage.model_dump() if usage is not None else {"input_tokens": 0, "output_tokens": 0}
 
 
 def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:

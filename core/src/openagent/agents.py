@@ -14,6 +14,8 @@ set to the delegating call's id, and its final text is that call's result::
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, fields
@@ -24,7 +26,7 @@ import anyio
 from .errors import ToolError
 from .hooks import merge_hooks, run_hooks
 from .tools import Tool, ToolContext, tool
-from .types import AssistantMessage, ResultMessage, UserMessage
+from .types import AssistantMessage, ResultMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage
 
 if TYPE_CHECKING:
     from .models import Provider
@@ -159,21 +161,10 @@ async def _delegate(
     if started.additional_context:
         prompt = "\n\n".join([prompt, *started.additional_context])
     child = Conversation(options, parent_tool_use_id=context.tool_use_id, depth=context.depth + 1)
-    emit = context.emit or (lambda message: None)
-    result: ResultMessage | None = None
-    last_text = ""
     try:
         await child.start()
         child.tools = _narrow(child.tools, inherited, tools, disallowed)
-        emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
-        async with aclosing(child.run(prompt)) as messages:
-            async for message in messages:
-                if isinstance(message, ResultMessage):
-                    result = message
-                elif isinstance(message, AssistantMessage | UserMessage):
-                    emit(message)
-                    if isinstance(message, AssistantMessage):
-                        last_text = "".join(getattr(b, "text", "") for b in message.content) or last_text
+        result, last_text = await _run_child(child, prompt, context, agent_type)
     finally:
         with anyio.CancelScope(shield=True):
             await child.aclose()
@@ -184,6 +175,58 @@ async def _delegate(
         text = f"subagent {agent_type!r} stopped ({subtype}): {last_text}".rstrip()
         return {"content": text, "is_error": True}
     return {"content": result.result or last_text}
+
+
+def _task(subtype: str, context: ToolContext, **data: Any) -> Any:
+    from .types import system_message
+
+    data = {"task_id": context.tool_use_id, "tool_use_id": context.tool_use_id, **data}
+    return system_message(subtype, {**data, "session_id": context.session_id, "uuid": uuid.uuid4().hex})
+
+
+async def _run_child(
+    child: Any, prompt: str, context: ToolContext, agent_type: str
+) -> tuple[ResultMessage | None, str]:
+    """Run the child, handing its messages on (between task messages); its result and last text.
+
+    The child is registered as a running task under its ``Task`` call's id, for ``Client.stop_task``.
+    """
+    emit = context.emit or (lambda message: None)
+    forward_text = getattr(context.options, "forward_subagent_text", True)
+    tasks = context.tasks if context.tasks is not None else {}
+    result: ResultMessage | None = None
+    last_text, started = "", time.monotonic()
+    emit(_task("task_started", context, description=agent_type, task_type="local_agent"))
+    emit(UserMessage(content=prompt, parent_tool_use_id=context.tool_use_id))
+    tasks[context.tool_use_id] = child
+    try:
+        async with aclosing(child.run(prompt)) as messages:
+            async for message in messages:
+                if isinstance(message, ResultMessage):
+                    result = message
+                elif isinstance(message, AssistantMessage):
+                    last_text = "".join(getattr(b, "text", "") for b in message.content) or last_text
+                    calls = [b for b in message.content if not isinstance(b, TextBlock | ThinkingBlock)]
+                    if forward_text or calls:
+                        emit(message if forward_text else message.model_copy(update={"content": calls}))
+                elif isinstance(message, UserMessage):
+                    emit(message)
+    finally:
+        tasks.pop(context.tool_use_id, None)
+    stopped = result is not None and result.stop_reason == "interrupted"
+    status = "stopped" if stopped else "failed" if result is None or result.is_error else "completed"
+    usage = {
+        "total_tokens": result.usage.total_tokens if result and result.usage else 0,
+        "tool_uses": sum(
+            isinstance(block, ToolUseBlock)
+            for message in child.history
+            if isinstance(message, AssistantMessage)
+            for block in message.content
+        ),
+        "duration_ms": int((time.monotonic() - started) * 1000),
+    }
+    emit(_task("task_notification", context, status=status, summary=last_text, output_file="", usage=usage))
+    return result, last_text
 
 
 def task_tool(agents: Mapping[str, Any]) -> Tool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 import anyio
 
+from ._reports import context_usage, server_info
 from .errors import ConfigError
 from .loop import Conversation
 from .models import resolve_provider
@@ -42,7 +43,7 @@ class Client:
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
         self._conversation: Conversation | None = None
-        self._prompts: deque[str | UserMessage | Mapping[str, Any]] = deque()
+        self._prompts: deque[str | UserMessage | Mapping[str, Any] | AsyncIterator[Any]] = deque()
         self._arrived = anyio.Event()
         self._closed = False
         self._listeners: list[tuple[Any, Callable[[Message], Any]]] = []
@@ -81,13 +82,20 @@ class Client:
             raise ConfigError("the client is not connected: use 'async with Client(...)' or await connect()")
         return self._conversation
 
-    async def connect(self, prompt: str | None = None) -> None:
-        """Resolve the provider, open (or resume) the session, and optionally queue a first prompt."""
+    async def connect(self, prompt: str | AsyncIterable[Mapping[str, Any]] | None = None) -> None:
+        """Resolve the provider, open (or resume) the session, and optionally queue a first prompt.
+
+        An async iterable of user-message dicts is read one message at a time, as responses are asked for:
+        each message gets its own response.
+        """
         if self._conversation is None:
             self._conversation = Conversation(self.options)
             self._conversation.listeners.extend(self._listeners)
             await self._conversation.start()
-        if prompt is not None:
+        if isinstance(prompt, AsyncIterable):
+            self._prompts.append(aiter(prompt))
+            self._arrived.set()
+        elif prompt is not None:
             await self.query(prompt)
 
     async def query(self, prompt: str | Mapping[str, Any], session_id: str = "default") -> None:
@@ -104,19 +112,40 @@ class Client:
             self._arrived.set()
 
     def receive_response(self) -> MessageStream[Message]:
-        """The messages of the next queued prompt, up to and including its `ResultMessage`."""
+        """The messages of the next prompt, up to and including its `ResultMessage`.
+
+        Waits for a prompt when none is queued (until `disconnect`): a drain loop bounds it with a timeout.
+        """
         return MessageStream(self._response())
 
     def receive_messages(self) -> MessageStream[Message]:
         """Every message of every queued prompt, waiting for new prompts until `disconnect`."""
         return MessageStream(self._messages())
 
+    async def _next_prompt(self) -> str | UserMessage | Mapping[str, Any] | None:
+        """The next prompt, waiting for one; ``None`` once the client is closed."""
+        while not self._closed:
+            if not self._prompts:
+                if self._arrived.is_set():  # waiters share one event: query() wakes them all
+                    self._arrived = anyio.Event()
+                await self._arrived.wait()
+                continue
+            head = self._prompts[0]
+            if not isinstance(head, AsyncIterator):
+                return self._prompts.popleft()  # type: ignore[return-value]
+            try:
+                return await anext(head)
+            except StopAsyncIteration:
+                self._prompts.popleft()
+        return None
+
     async def _response(self) -> AsyncGenerator[Message, None]:
-        if not self._prompts:
+        prompt = await self._next_prompt()
+        if prompt is None:
             return
         self._status = "running"
         try:
-            async with aclosing(messages_of(self.conversation, self._prompts.popleft())) as messages:
+            async with aclosing(messages_of(self.conversation, prompt)) as messages:
                 async for message in messages:
                     if isinstance(message, ResultMessage):
                         self._status = _status_of(message)
@@ -128,13 +157,42 @@ class Client:
 
     async def _messages(self) -> AsyncGenerator[Message, None]:
         while not self._closed:
-            if not self._prompts:
-                self._arrived = anyio.Event()
-                await self._arrived.wait()
-                continue
             async with aclosing(self._response()) as messages:
                 async for message in messages:
                     yield message
+
+    def server_info(self) -> dict[str, Any]:
+        """Model, tools, slash ``commands`` (name, description, argument hint), agents, skills, MCP."""
+        return server_info(self.conversation)
+
+    def context_usage(self) -> dict[str, Any]:
+        """How full the context window is, by category (system prompt, tools, memory files, messages)."""
+        return context_usage(self.conversation)
+
+    async def rewind_files(self, user_message_id: str) -> list[str]:
+        """Put the files the edit tools changed since a user message back as they were then.
+
+        Needs ``enable_file_checkpointing=True``; ``user_message_id`` is the ``uuid`` of a `UserMessage` of
+        this conversation (a prompt sent with a ``uuid``, or a tool-result message). Returns the files.
+
+        Raises:
+            ConfigError: Checkpointing is off, or no user message has that id.
+        """
+        checkpoints = self.conversation.checkpoints
+        if checkpoints is None:
+            raise ConfigError("rewind_files needs enable_file_checkpointing=True")
+        return [str(path) for path in checkpoints.rewind(user_message_id)]
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a running subagent task (its id is its ``Task`` call's id); its result says it was stopped.
+
+        Raises:
+            ConfigError: No task with that id is running.
+        """
+        task = self.conversation.tasks.get(task_id)
+        if task is None:
+            raise ConfigError(f"no running task {task_id!r}")
+        task.interrupt()
 
     async def compact(self) -> SystemMessage | None:
         """Compact the history now (``PreCompact`` fires with ``trigger="manual"``); returns the boundary."""

@@ -35,8 +35,9 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, get_args
 
 import anyio
@@ -51,6 +52,7 @@ __all__ = [
     "HookMatcher",
     "HookOutcome",
     "merge_hooks",
+    "observe_hooks",
     "run_hooks",
 ]
 
@@ -105,6 +107,7 @@ class HookMatcher:
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._pattern = None  # set here too: a subclass's generated __init__ leaves the slot empty
         if self.matcher in (None, "", "*"):
             return
         try:
@@ -139,6 +142,8 @@ class HookOutcome:
     """A replacement `ModelRequest` (PreModelRequest)."""
     updated_response: Any = None
     """A replacement `AssistantMessage` (PostModelResponse)."""
+    updated_permissions: list[Any] = field(default_factory=list)
+    """Permission changes an allowing PreToolUse hook asked for (``updatedPermissions``)."""
 
     @property
     def is_blocked(self) -> bool:
@@ -169,6 +174,10 @@ class HookOutcome:
             self.updated_input = dict(specific["updatedInput"])
         if context := specific.get("additionalContext"):
             self.additional_context.append(str(context))
+        self._replacements(specific)
+
+    def _replacements(self, specific: Mapping[str, Any]) -> None:
+        """What a callback replaces: the tool output, the model request or response, the permissions."""
         if "updatedToolOutput" in specific:
             self.updated_output = specific["updatedToolOutput"]
             self.has_updated_output = True
@@ -176,6 +185,8 @@ class HookOutcome:
             self.updated_request = specific["updatedRequest"]
         if specific.get("updatedResponse") is not None:
             self.updated_response = specific["updatedResponse"]
+        if isinstance(specific.get("updatedPermissions"), list):
+            self.updated_permissions += specific["updatedPermissions"]
 
 
 def merge_hooks(*sources: Mapping[str, Sequence[HookMatcher]] | None) -> dict[str, list[HookMatcher]]:
@@ -196,6 +207,50 @@ def merge_hooks(*sources: Mapping[str, Sequence[HookMatcher]] | None) -> dict[st
                     raise ConfigError(f"hooks[{event!r}] must hold HookMatcher objects, not {matcher!r}")
                 merged.setdefault(event, []).append(matcher)
     return merged
+
+
+def observe_hooks(
+    hooks: Mapping[str, Sequence[HookMatcher]], report: Callable[[str, dict[str, Any]], None]
+) -> dict[str, list[HookMatcher]]:
+    """The same hooks, each callback wrapped to ``report("hook_started" | "hook_response", data)``.
+
+    ``data`` has ``hook_id``, ``hook_name`` and ``hook_event``; a response adds ``output`` (what the callback
+    returned, or its error), ``outcome`` (``success`` / ``error``) and ``exit_code`` (0 / 1).
+    """
+    return {
+        event: [
+            replace(m, hooks=[_observed(event, callback, report) for callback in m.hooks]) for m in matchers
+        ]
+        for event, matchers in hooks.items()
+    }
+
+
+def _observed(
+    event: str, callback: HookCallback, report: Callable[[str, dict[str, Any]], None]
+) -> HookCallback:
+    async def observed(
+        data: dict[str, Any], tool_use_id: str | None, context: HookContext
+    ) -> Mapping[str, Any]:
+        about = {
+            "hook_id": uuid.uuid4().hex,
+            "hook_name": getattr(callback, "__name__", "hook"),
+            "hook_event": event,
+        }
+        report("hook_started", about)
+        try:
+            output: Any = callback(data, tool_use_id, context)
+            if inspect.isawaitable(output):
+                output = await output
+        except Exception as exc:
+            report(
+                "hook_response",
+                {**about, "output": f"{type(exc).__name__}: {exc}", "outcome": "error", "exit_code": 1},
+            )
+            raise
+        report("hook_response", {**about, "output": output, "outcome": "success", "exit_code": 0})
+        return output  # type: ignore[no-any-return]
+
+    return observed
 
 
 async def run_hooks(

@@ -13,17 +13,22 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 import anyio
 
+from ._checkpoints import FileCheckpoints
+from ._prices import cost_of
+from ._prompt import submit
+from ._request import build_request
+from ._result import RunStats, add_model_usage, final_text, result_message
 from ._structured import OutputSchema
 from ._toolcall import run_tool_call
 from ._turn import TurnBuilder
 from .compaction import compact
 from .errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError, StreamError
-from .hooks import merge_hooks, run_hooks
+from .hooks import merge_hooks, observe_hooks, run_hooks
 from .models import (
     ModelEvent,
     ModelRequest,
@@ -31,7 +36,6 @@ from .models import (
     warn_if_tools_unsupported,
 )
 from .options import AgentOptions
-from .permissions import PLAN_MODE_NOTE, denied_outright
 from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
@@ -40,7 +44,6 @@ from .tools import Tool, coerce_tool, open_toolsets
 from .types import (
     AssistantMessage,
     Message,
-    ResultMessage,
     ResultSubtype,
     StreamEvent,
     SystemMessage,
@@ -51,36 +54,12 @@ from .types import (
     ToolUseError,
     Usage,
     UserMessage,
+    system_message,
 )
 
 __all__ = ["Conversation"]
 
 logger = logging.getLogger("openagent.loop")
-
-
-@dataclass(slots=True)
-class _Stats:
-    """Totals of one prompt's run."""
-
-    api: float = 0.0
-    turns: int = 0
-    repairs: int = 0
-    stop_hook_active: bool = False
-    structured: Any = None
-    usage: Usage = field(default_factory=Usage)
-
-
-def _user_message(prompt: str | UserMessage | Mapping[str, Any]) -> UserMessage:
-    if isinstance(prompt, UserMessage):
-        return prompt
-    if isinstance(prompt, str):
-        return UserMessage(content=prompt)
-    message = prompt.get("message", prompt)  # Claude's streaming input: {"type": "user", "message": {...}}
-    return UserMessage(content=message["content"], parent_tool_use_id=prompt.get("parent_tool_use_id"))
-
-
-def _final_text(message: AssistantMessage | None) -> str:
-    return "".join(b.text for b in message.content if isinstance(b, TextBlock)) if message else ""
 
 
 class Conversation:
@@ -103,7 +82,20 @@ class Conversation:
         self.cwd = options.resolved_cwd()
         self.provider, self.model = resolve_provider(options)
         self.tools: dict[str, Tool] = {t.name: t for t in map(coerce_tool, options.tools)}
-        self._output = OutputSchema(options.output_format) if options.output_format is not None else None
+        self.output = OutputSchema(options.output_format) if options.output_format is not None else None
+        """The schema a structured answer must match (``output_format``)."""
+        self._spent = 0  # output tokens of the prompt being run (``task_budget``)
+        self._fell_back = False
+        self.denials: list[dict[str, Any]] = []
+        """The tool calls refused during the prompt being run."""
+        self.model_usage: dict[str, dict[str, Any]] = {}
+        """Tokens and cost per model, for the whole conversation."""
+        self.tasks: dict[str, Conversation] = {}
+        """Subagents running now, by task id (their ``Task`` call's id)."""
+        self.checkpoints = FileCheckpoints() if options.enable_file_checkpointing else None
+        self.hook_events: list[SystemMessage] | None = [] if options.include_hook_events else None
+        """`HookEventMessage`s not yet yielded (``include_hook_events``)."""
+        self._owns_provider = isinstance(options.model, str | None)
         self.settings = ProjectSettings()
         self.allowed: list[str] = list(options.allowed_tools)
         """Permission rules in force: the options' and the local settings' (likewise the next two)."""
@@ -111,7 +103,9 @@ class Conversation:
         self.ask: list[str] = list(options.ask_tools)
         self.hooks = merge_hooks(registry().hooks, options.hooks)  # checks event names and entries
         """Plugins' hooks, then the options' own, by event."""
-        self._session_context: list[str] = []  # SessionStart hooks' additionalContext, for the first prompt
+        if self.hook_events is not None:
+            self.hooks = observe_hooks(self.hooks, self._hook_event)
+        self.session_context: list[str] = []  # SessionStart hooks' additionalContext, for the first prompt
         self.listeners: list[tuple[Any, Callable[[Message], Any]]] = []
         """``(filter, callback)`` pairs called with every message (`Client.on`, ``on_message``)."""
         if options.on_message is not None:
@@ -125,7 +119,12 @@ class Conversation:
         self.pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
         self._answers: list[ToolResultBlock] = []
         self._toolsets: list[Any] = []
-        self._described: dict[str, Any] = {}
+        self.described: dict[str, Any] = {}
+        """What the init message adds (MCP servers, memory files, skills, commands …)."""
+        self.agents: list[str] = []
+        """The subagents the ``Task`` tool can run."""
+        self.last_usage: Usage | None = None
+        """The last turn's usage, as the endpoint reported it."""
 
     # -- sessions --
 
@@ -138,6 +137,7 @@ class Conversation:
         if opts.setting_sources:
             self._load_settings()
         agents = {**self.settings.agents, **(opts.agents or {})}  # code wins over files
+        self.agents = list(agents)
         if agents:  # subagents answer through the Task tool
             from .agents import task_tool
 
@@ -145,7 +145,7 @@ class Conversation:
         self._toolsets, tools, described = await open_toolsets(self.options)
         for found in tools:
             self.tools.setdefault(found.name, found)
-        self._described.update(described)
+        self.described.update(described)
         warn_if_tools_unsupported(self.provider, self.model, bool(self.tools))
         if not opts.persist_session:
             return
@@ -156,13 +156,15 @@ class Conversation:
     def _load_settings(self) -> None:
         """Memory files, skills, commands, agents and local permission rules (`openagent.settings`)."""
         opts = self.options
-        self.settings = load_settings(opts.setting_sources, self.cwd, opts.skills)
+        self.settings = load_settings(
+            opts.setting_sources, self.cwd, opts.skills, trust_project=opts.trust_project
+        )
         for found in self.settings.tools():
             self.tools.setdefault(found.name, found)
         self.allowed += self.settings.allowed_tools
         self.disallowed += self.settings.disallowed_tools
         self.ask += self.settings.ask_tools
-        self._described.update(self.settings.describe())
+        self.described.update(self.settings.describe())
 
     async def persist(self, message: Message, **fields: Any) -> None:
         """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
@@ -178,7 +180,7 @@ class Conversation:
         store, self._store = self._store, None
         if isinstance(self.options.session_store, str | None):  # we made it, we close it
             await _maybe_close(store)
-        if isinstance(self.options.model, str | None):  # a provider instance belongs to the caller
+        if self._owns_provider:  # a provider instance belongs to the caller
             await _maybe_close(self.provider)
 
     # -- control from other tasks --
@@ -222,7 +224,7 @@ class Conversation:
             "cwd": str(self.cwd),
             "permission_mode": self.options.permission_mode,
             "mcp_servers": [],
-            **self._described,
+            **self.described,
         }
         return SystemMessage(subtype="init", data=data)
 
@@ -233,22 +235,23 @@ class Conversation:
         await self.start()
         started = time.monotonic()
         self._interrupted = False
-        stats = _Stats()
+        stats = RunStats()
+        self._spent = 0
         init = self._init_message()
         await self.persist(init)
         yield init
-        message = await self._submit(prompt, first_run)
+        message = await submit(self, prompt, first_run)
         if isinstance(message, str):  # a UserPromptSubmit hook blocked it
-            yield await self._result("error_during_execution", started, stats, message, None)
+            yield await result_message(self, "error_during_execution", started, stats, message, None)
             return
         await self._record(message)
 
         last: AssistantMessage | None = None
         while True:
             if opts.max_turns is not None and stats.turns >= opts.max_turns:
-                yield await self._result("error_max_turns", started, stats, _final_text(last), last)
+                yield await result_message(self, "error_max_turns", started, stats, final_text(last), last)
                 return
-            turn = TurnBuilder(opts.include_partial_messages)
+            turn = TurnBuilder(opts.include_partial_messages, self.model)
             began = time.monotonic()
             try:
                 async with aclosing(self._stream(turn)) as partials:
@@ -256,7 +259,7 @@ class Conversation:
                         yield event
             except OpenAgentError as exc:
                 stats.api += time.monotonic() - began
-                yield await self._result("error_during_execution", started, stats, str(exc), last)
+                yield await result_message(self, "error_during_execution", started, stats, str(exc), last)
                 raise
             stats.api += time.monotonic() - began
             last = self._assistant(turn)
@@ -266,8 +269,8 @@ class Conversation:
                 await self._record(last, remember=last.stop_reason != "incomplete")
                 yield last
             if ending := self._ending():
-                text = ending[1] or _final_text(last)
-                yield await self._result(ending[0], started, stats, text, last, ending[1])
+                text = ending[1] or final_text(last)
+                yield await result_message(self, ending[0], started, stats, text, last, ending[1])
                 return
 
             calls = [b for b in last.content if isinstance(b, ToolUseBlock | ToolUseError)]
@@ -277,8 +280,10 @@ class Conversation:
                     continue
                 failed = stats.repairs > opts.max_structured_output_retries
                 subtype: ResultSubtype = "error_max_structured_output_retries" if failed else "success"
-                text = _final_text(last)
-                yield await self._result(subtype, started, stats, text, last, structured=stats.structured)
+                text = final_text(last)
+                yield await result_message(
+                    self, subtype, started, stats, text, last, structured=stats.structured
+                )
                 return
             results, stop_turn, emitted = await self._run_tools(calls)
             answer = UserMessage(content=list(results), parent_tool_use_id=self.parent_tool_use_id)
@@ -286,50 +291,34 @@ class Conversation:
                 await self._record(out, remember=out is answer)
                 yield out
             if ending := self._ending(paused=bool(self.pending) or stop_turn):
-                yield await self._result(ending[0], started, stats, _final_text(last), last, ending[1])
+                yield await result_message(self, ending[0], started, stats, final_text(last), last, ending[1])
                 return
+
+    def _hook_event(self, subtype: str, data: dict[str, Any]) -> None:
+        assert self.hook_events is not None
+        data = {**data, "session_id": self.session_id, "uuid": uuid.uuid4().hex}
+        self.hook_events.append(system_message(subtype, data))
 
     async def _record(self, message: Message, *, remember: bool = True) -> None:
         """Persist a message, and add it to the history the model sees next unless ``remember`` is off."""
+        if isinstance(message, UserMessage | AssistantMessage):
+            message.uuid = message.uuid or uuid.uuid4().hex
+            if self.checkpoints is not None and isinstance(message, UserMessage):
+                self.checkpoints.mark(message.uuid)
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.history.append(message)
         await self.persist(message)
 
-    async def _submit(
-        self, prompt: str | UserMessage | Mapping[str, Any], first_run: bool
-    ) -> UserMessage | str:
-        """The prompt as it goes to the model (hooks may add context), or why a hook blocked it."""
-        hooks = self.hooks
-        if first_run:
-            source = "resume" if self.options.resume else "startup"
-            started = await run_hooks(hooks, "SessionStart", self.hook_input(source=source), target=source)
-            self._session_context = started.additional_context
-        message = _user_message(prompt)
-        if not isinstance(message.content, str):
-            return message
-        text = message.content
-        if self.settings.commands and text.startswith("/"):
-            try:
-                text = self.settings.expand(text)
-            except ValueError as exc:  # an unknown command: say which ones exist
-                return str(exc)
-        submitted = await run_hooks(hooks, "UserPromptSubmit", self.hook_input(prompt=text))
-        if submitted.is_blocked:
-            return submitted.block_reason or submitted.stop_reason or "blocked by a hook"
-        extra = [*self._session_context, *submitted.additional_context]
-        self._session_context = []
-        if extra or text != message.content:
-            return UserMessage(content="\n\n".join([text, *extra]))
-        return message
-
-    def _account(self, turn: TurnBuilder, stats: _Stats) -> None:
+    def _account(self, turn: TurnBuilder, stats: RunStats) -> None:
         stats.turns += 1
         if turn.usage is not None:
+            self.last_usage = turn.usage
             stats.usage += turn.usage
+            self._spent = stats.usage.output_tokens
             self.usage += turn.usage
-            price = getattr(self.provider, "cost", None)
-            cost = price(turn.usage) if callable(price) else None
+            cost = cost_of(self.provider, self.model, turn.usage)
+            add_model_usage(self.model_usage.setdefault(self.model, {}), turn.usage, cost)
             if cost is not None:
                 self.total_cost_usd = (self.total_cost_usd or 0.0) + cost
 
@@ -346,21 +335,21 @@ class Conversation:
             return "error_max_budget_usd", None
         return None
 
-    async def _follow_up(self, last: AssistantMessage, stats: _Stats) -> UserMessage | None:
+    async def _follow_up(self, last: AssistantMessage, stats: RunStats) -> UserMessage | None:
         """What to tell the model when it wants to stop but may not yet: a Stop hook's reason, or (up to
         ``max_structured_output_retries`` times) why its answer does not match ``output_format``.
         """  # noqa: D205
         hooks = self.hooks
         stop_input = self.hook_input(
-            stop_hook_active=stats.stop_hook_active, last_assistant_message=_final_text(last)
+            stop_hook_active=stats.stop_hook_active, last_assistant_message=final_text(last)
         )
         stopping = await run_hooks(hooks, "Stop", stop_input)
         if stopping.block_reason and stopping.continue_:
             stats.stop_hook_active = True
             return UserMessage(content=stopping.block_reason)
-        if self._output is None:
+        if self.output is None:
             return None
-        stats.structured, problem = self._output.parse(_final_text(last))
+        stats.structured, problem = self.output.parse(final_text(last))
         if problem is None:
             return None
         stats.repairs += 1
@@ -369,32 +358,6 @@ class Conversation:
         return UserMessage(
             content=f"Your answer does not match the required JSON schema: {problem}. "
             "Reply with only the corrected JSON."
-        )
-
-    def _request(self) -> ModelRequest:
-        opts = self.options
-        profile = getattr(self.provider, "profile", None)
-        native = self._output is not None and bool(getattr(profile, "supports_json_schema", False))
-        system = self.settings.system_prompt(opts.system_prompt)
-        if opts.permission_mode == "plan":  # the model is told why its tool calls will be refused
-            system = "\n\n".join(filter(None, [system, PLAN_MODE_NOTE]))
-        if self._output is not None and not native:
-            system = "\n\n".join(filter(None, [system, self._output.instructions()]))
-        return ModelRequest(
-            model=self.model,
-            messages=list(self.history),
-            system=system,
-            tools=[t.spec for t in self.tools.values() if not denied_outright(t.name, self.disallowed)],
-            max_tokens=opts.max_tokens,
-            temperature=opts.temperature,
-            top_p=opts.top_p,
-            stop=list(opts.stop) if opts.stop else None,
-            tool_choice=opts.tool_choice,
-            parallel_tool_calls=opts.parallel_tool_calls,
-            output_format=self._output.request_format() if native and self._output else None,
-            extra_body=dict(opts.extra_body) if opts.extra_body else None,
-            timeout=opts.timeout,
-            metadata=dict(opts.metadata) if opts.metadata else None,
         )
 
     def _cancel_scope(self) -> anyio.CancelScope:
@@ -430,6 +393,11 @@ class Conversation:
             if stream is not None:
                 with anyio.CancelScope(shield=True):
                     await _maybe_close(stream)
+        for partial in self._finish(turn):
+            yield partial
+
+    def _finish(self, turn: TurnBuilder) -> list[StreamEvent]:
+        """The events that close the turn's message (`StreamError` for a stream cut before its stop)."""
         if turn.stop is None and not self._interrupted:
             partial_text = "".join("".join(b[1]) for b in turn.blocks)
             raise StreamError(
@@ -437,6 +405,7 @@ class Conversation:
                 provider=self.model,
                 body=partial_text or None,
             )
+        return self._partial(turn.finish())  # message_delta (stop reason, usage), message_stop
 
     async def _next(self, stream: AsyncIterator[ModelEvent]) -> ModelEvent | None:
         """The next event, or None at the end of the stream or on an interrupt."""
@@ -474,7 +443,7 @@ class Conversation:
 
     async def _open(self) -> tuple[AsyncIterator[ModelEvent], ModelEvent | None]:
         """Start the stream and wait for its first event, retrying under the policy until then."""
-        request = self._request()
+        request = build_request(self, self._spent)
         provider = getattr(getattr(self.provider, "profile", None), "name", None)
         asked = await run_hooks(
             self.hooks, "PreModelRequest", self.hook_input(request=request, provider=provider)
@@ -495,11 +464,33 @@ class Conversation:
 
         opened = None
         with self._cancel_scope():
-            opened = await self._retry(attempt)
+            try:
+                opened = await self._retry(attempt)
+            except ProviderError as exc:
+                if isinstance(exc, ContextWindowExceededError) or not await self._fall_back(exc):
+                    raise
+                request.model = self.model
+                opened = await self._retry(attempt)
         if opened is None:  # interrupted before the first event
             self._interrupted = True
             return _no_events(), None
         return opened
+
+    async def _fall_back(self, failure: ProviderError) -> bool:
+        """Switch to ``fallback_model`` for the rest of the conversation (once); whether it did."""
+        fallback = self.options.fallback_model
+        if fallback is None or self._fell_back:
+            return False
+        self._fell_back = True
+        previous, owned = self.provider, self._owns_provider
+        self.provider, model = resolve_provider(replace(self.options, model=fallback))
+        self._owns_provider = isinstance(fallback, str)
+        logger.warning("model %s failed (%s); using the fallback model %s", self.model, failure, model)
+        self.model = model
+        if owned:
+            with anyio.CancelScope(shield=True):
+                await _maybe_close(previous)
+        return True
 
     def _assistant(self, turn: TurnBuilder) -> AssistantMessage:
         content = turn.content()
@@ -515,33 +506,6 @@ class Conversation:
             stop_reason=reason,
             parent_tool_use_id=self.parent_tool_use_id,
         )
-
-    async def _result(
-        self,
-        subtype: ResultSubtype,
-        started: float,
-        stats: _Stats,
-        result: str,
-        last: AssistantMessage | None,
-        stop_reason: str | None = None,
-        *,
-        structured: Any = None,
-    ) -> ResultMessage:
-        message = ResultMessage(
-            subtype=subtype,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            duration_api_ms=int(stats.api * 1000),
-            is_error=subtype != "success",
-            num_turns=stats.turns,
-            session_id=self.session_id,
-            total_cost_usd=self.total_cost_usd,
-            usage=stats.usage,
-            result=result,
-            structured_output=structured,
-            stop_reason=stop_reason or (last.stop_reason if last else None),
-        )
-        await self.persist(message)
-        return message
 
     # -- tools --
 

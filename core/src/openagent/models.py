@@ -132,6 +132,15 @@ class ModelRequest:
     """Merged verbatim into the request body by the wire format."""
     timeout: float | None = None
     metadata: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = None
+    """``{"type": "enabled", "budget_tokens": N}``, ``{"type": "adaptive"}`` or ``{"type": "disabled"}``;
+    a wire format maps it to its endpoint's reasoning parameter."""
+    effort: str | None = None
+    """Reasoning effort: ``low``, ``medium``, ``high``, ``xhigh`` or ``max`` (mapped per endpoint)."""
+    betas: list[str] | None = None
+    """Anthropic beta features (the ``anthropic-beta`` header); other wire formats ignore them."""
+    user: str | None = None
+    """The end user's id, where the API has a field for it."""
 
     def last_user_text(self) -> str:
         """The text of the most recent user message (empty when there is none)."""
@@ -156,6 +165,8 @@ class ProviderProfile:
     """The vendor's standard environment variable for the key (``OPENAI_API_KEY``)."""
     requires_api_key: bool = True
     """False for local servers: a placeholder key is sent when none is configured."""
+    local: bool = False
+    """The endpoint runs on the user's own machine or network: its turns cost ``0.0``."""
     supports_tools: bool = True
     supports_parallel_tool_calls: bool = True
     supports_json_schema: bool = False

@@ -58,6 +58,8 @@ class AgentOptions:
 
     model: str | Provider | None = None
     """``"provider:model"`` (``"ollama:qwen3:8b"``), or a provider instance; default ``$OPENAGENT_MODEL``."""
+    fallback_model: str | Provider | None = None
+    """Used for the rest of the run when a model request fails after its retries (same forms as ``model``)."""
     base_url: str | None = None
     """Overrides the provider's default endpoint; default ``$OPENAGENT_BASE_URL``."""
     api_key: str | None = None
@@ -78,6 +80,17 @@ class AgentOptions:
     top_p: float | None = None
     stop: Sequence[str] | None = None
     tool_choice: str | dict[str, Any] | None = None
+    thinking: Mapping[str, Any] | None = None
+    """Reasoning: ``{"type": "enabled", "budget_tokens": N}``, ``{"type": "adaptive"}`` or
+    ``{"type": "disabled"}``; each wire format maps it to its endpoint's parameter."""
+    effort: str | None = None
+    """Reasoning effort, ``low`` … ``max`` (mapped per provider: ``reasoning_effort``, ``think`` …)."""
+    betas: Sequence[str] = ()
+    """Anthropic beta features (the ``anthropic-beta`` header); other providers ignore them."""
+    user: str | None = None
+    """An end-user id sent with requests where the API has a field for it (abuse monitoring)."""
+    task_budget: int | None = None
+    """Output tokens the whole task should fit in; the model is told how many remain before each turn."""
     parallel_tool_calls: bool | None = None
     """``None``/``True``: several calls in one turn run concurrently; ``False``: one after another."""
     timeout: float | None = 600.0
@@ -88,9 +101,19 @@ class AgentOptions:
     can_use_tool: CanUseTool | None = None
     permission_mode: PermissionMode = "default"
     include_partial_messages: bool = False
+    include_hook_events: bool = False
+    """Yield a `HookEventMessage` before and after every hook callback runs."""
+    forward_subagent_text: bool = True
+    """Forward subagents' text and thinking blocks; ``False`` forwards only their tool calls and results."""
     resume: str | None = None
     continue_conversation: bool = False
     fork_session: bool = False
+    resume_session_at: str | None = None
+    """With ``resume``: start from the session only up to this message ``uuid`` (as a fork)."""
+    session_load_timeout: float | None = 60.0
+    """Seconds a session store may take to load a session when resuming."""
+    enable_file_checkpointing: bool = False
+    """Save files before the edit tools change them, so `Client.rewind_files` can restore them."""
     session_id: str | None = None
     session_store: SessionStore | str | None = None
     """A store instance, a URL handled by a store plugin (``redis://…``), or ``None`` for JSONL files."""
@@ -117,6 +140,9 @@ class AgentOptions:
     setting_sources: Sequence[str] = ()
     """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
     `openagent.settings`)."""
+    trust_project: bool = True
+    """Whether the project's permission rules (``.claude/settings.local.json`` …) may widen what runs;
+    ``False`` still loads its memory files, skills, commands and agents, and reports the rules it skipped."""
     skills: Sequence[str] | str = "all"
     """Which of the skills found in the setting sources the model may load (``"all"`` or names)."""
     on_message: Callable[[Any], Any] | None = None

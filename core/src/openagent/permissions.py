@@ -26,7 +26,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 from urllib.parse import urlsplit
 
 from . import _shell
@@ -38,7 +38,10 @@ __all__ = [
     "PermissionResult",
     "PermissionResultAllow",
     "PermissionResultDeny",
+    "PermissionRuleValue",
+    "PermissionUpdate",
     "ToolPermissionContext",
+    "apply_update",
     "check_permission",
     "denied_outright",
     "rule_matches",
@@ -57,12 +60,69 @@ PLAN_MODE_NOTE = (
 
 
 @dataclass(slots=True)
+class PermissionRuleValue:
+    """One rule of a `PermissionUpdate`: a tool, optionally narrowed (``"npm test"`` for Bash)."""
+
+    tool_name: str
+    rule_content: str | None = None
+
+    @property
+    def rule(self) -> str:
+        """The rule in Claude syntax: ``Bash(npm test)``, or ``Bash`` for the whole tool."""
+        return f"{self.tool_name}({self.rule_content})" if self.rule_content else self.tool_name
+
+
+@dataclass(slots=True)
+class PermissionUpdate:
+    """A change to the run's permissions, returned with an allow (``updated_permissions``).
+
+    ``addRules`` / ``replaceRules`` / ``removeRules`` change the ``allow``, ``deny`` or ``ask`` rules (by
+    ``behavior``); ``setMode`` changes the mode; ``addDirectories`` / ``removeDirectories`` the extra
+    directories. openagent applies every update to the running session only, whatever ``destination``
+    names: it never writes settings files on a callback's word.
+    """
+
+    type: Literal["addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"]
+    rules: list[PermissionRuleValue] | None = None
+    behavior: Literal["allow", "deny", "ask"] | None = None
+    mode: PermissionMode | None = None
+    directories: list[str] | None = None
+    destination: Literal["userSettings", "projectSettings", "localSettings", "session"] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (camelCase), as the Claude Agent SDK writes it."""
+        out: dict[str, Any] = {"type": self.type, "destination": self.destination or "session"}
+        if self.rules is not None:
+            out["rules"] = [
+                {"toolName": r.tool_name, **({"ruleContent": r.rule_content} if r.rule_content else {})}
+                for r in self.rules
+            ]
+        for key in ("behavior", "mode", "directories"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PermissionUpdate:
+        """Read the wire form (`to_dict`'s inverse)."""
+        rules = [PermissionRuleValue(r["toolName"], r.get("ruleContent")) for r in data.get("rules") or []]
+        return cls(
+            type=data["type"],
+            rules=rules if data.get("rules") is not None else None,
+            behavior=data.get("behavior"),
+            mode=data.get("mode"),
+            directories=data.get("directories"),
+            destination=data.get("destination"),
+        )
+
+
+@dataclass(slots=True)
 class PermissionResultAllow:
-    """Allow the call, optionally with rewritten input."""
+    """Allow the call, optionally with rewritten input and changes to the session's permissions."""
 
     behavior: Literal["allow"] = "allow"
     updated_input: dict[str, Any] | None = None
-    updated_permissions: list[Any] | None = None
+    updated_permissions: list[PermissionUpdate] | None = None
 
 
 @dataclass(slots=True)
@@ -86,9 +146,43 @@ class ToolPermissionContext:
     tool_use_id: str | None = None
     decision_reason: str | None = None
     """Why the callback is asked (an ask rule or hook matched, or nothing allowed the call)."""
+    agent_id: str | None = None
+    """The subagent making the call (its ``Task`` call's id), ``None`` for the main agent."""
+    blocked_path: str | None = None
+    title: str | None = None
+    """The question as a sentence ("Use Bash: git push"), for a permission prompt."""
+    display_name: str | None = None
+    description: str | None = None
 
 
 CanUseTool: TypeAlias = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
+
+
+def apply_update(target: Any, update: PermissionUpdate | Mapping[str, Any]) -> None:
+    """Apply a `PermissionUpdate` (or its wire form) to a running conversation's rules and mode.
+
+    ``target`` has ``allowed``, ``disallowed`` and ``ask`` rule lists and ``options.permission_mode``. A
+    malformed update is logged and ignored: it never widens anything by accident.
+    """
+    try:
+        update = update if isinstance(update, PermissionUpdate) else PermissionUpdate.from_dict(update)
+    except (KeyError, TypeError, AttributeError) as exc:
+        logger.warning("ignored a malformed permission update %r: %s", update, exc)
+        return
+    lists = {"allow": target.allowed, "deny": target.disallowed, "ask": target.ask}
+    if update.type == "setMode" and update.mode in get_args(PermissionMode):
+        target.options.permission_mode = update.mode
+    elif update.type.endswith("Rules") and update.behavior in lists and update.rules is not None:
+        rules, chosen = [r.rule for r in update.rules], lists[update.behavior]
+        if update.type == "replaceRules":
+            chosen.clear()
+        if update.type == "removeRules":
+            chosen[:] = [r for r in chosen if r not in rules]
+        else:
+            chosen.extend(r for r in rules if r not in chosen)
+    else:
+        logger.info("permission update %s is not applied by openagent", update.type)
+
 
 # --- rules ------------------------------------------------------------------------------------------------
 

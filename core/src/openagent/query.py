@@ -62,9 +62,22 @@ class MessageStream(AsyncIterator[T]):
 
 
 def messages_of(conversation: Conversation, prompt: Any) -> AsyncGenerator[Message, None]:
-    """``conversation.run(prompt)``, handing each message to the conversation's listeners first."""
+    """``conversation.run(prompt)``, with its hook events, handing each message to the listeners first."""
     run = conversation.run(prompt)
+    if conversation.hook_events is not None:
+        run = _with_hook_events(conversation.hook_events, run)
     return _notifying(conversation, run) if conversation.listeners else run
+
+
+async def _with_hook_events(
+    events: list[Any], messages: AsyncGenerator[Message, None]
+) -> AsyncGenerator[Message, None]:
+    """The hook events that happened before each message, then the message."""
+    async with aclosing(messages):
+        async for message in messages:
+            while events:
+                yield events.pop(0)
+            yield message
 
 
 async def _notifying(

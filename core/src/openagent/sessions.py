@@ -13,6 +13,7 @@ import os
 import re
 import uuid as uuid_mod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
@@ -31,14 +32,20 @@ from .types import AssistantMessage, Message, UserMessage, parse_message
 
 __all__ = [
     "JSONLSessionStore",
+    "MemorySessionStore",
+    "SessionInfo",
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
     "delete_session",
     "entry_for",
     "fork_session",
+    "get_session_entries",
     "get_session_messages",
+    "session_info",
+    "set_session_metadata",
     "history_from_entries",
+    "info_from_entries",
     "list_sessions",
     "encode_entries",
     "open_store",
@@ -125,7 +132,7 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
     return {
         "type": message.type,
-        "uuid": uuid_mod.uuid4().hex,
+        "uuid": getattr(message, "uuid", None) or uuid_mod.uuid4().hex,
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "session_id": session_id,
         "message": message.model_dump(mode="json", exclude_none=True),
@@ -295,6 +302,91 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
     return spec
 
 
+class MemorySessionStore:
+    """Transcripts in a dict, for tests and throw-away runs (the Claude Agent SDK's InMemorySessionStore).
+
+    Entries whose ``uuid`` is already stored are skipped, as in every store; ``mtime`` strictly increases.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._seen: dict[tuple[str, str, str], set[str]] = {}
+        self._mtimes: dict[tuple[str, str, str], int] = {}
+        self._clock = 0
+
+    @staticmethod
+    def _key(key: SessionKey) -> tuple[str, str, str]:
+        return key["project_key"], key["session_id"], key.get("subpath") or ""
+
+    async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+        """Append ``entries`` (checked first: nothing is stored if one is not a JSON object)."""
+        k = self._key(key)
+        encode_entries(entries)
+        seen = self._seen.setdefault(k, set())
+        stored = self._entries.setdefault(k, [])
+        for entry in entries:
+            uuid = entry.get("uuid")
+            if uuid is None or uuid not in seen:
+                stored.append(json.loads(json.dumps(entry)))
+                seen.add(uuid) if uuid is not None else None
+        self._clock = max(self._clock + 1, int(datetime.now(UTC).timestamp() * 1000))
+        self._mtimes[k] = self._clock
+
+    async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        """The entries of ``key``, or ``None`` when it was never written."""
+        entries = self._entries.get(self._key(key))
+        return None if entries is None else json.loads(json.dumps(entries))
+
+    async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
+        """The project's main transcripts and their last write (epoch ms)."""
+        return [
+            {"session_id": s, "mtime": self._mtimes[(p, s, sub)]}
+            for p, s, sub in self._entries
+            if p == project_key and not sub
+        ]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
+        project, session, subpath = self._key(key)
+        for k in [
+            k for k in self._entries if k[:2] == (project, session) and (not subpath or k[2] == subpath)
+        ]:
+            del self._entries[k], self._mtimes[k], self._seen[k]
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """The subpaths stored under a session."""
+        return [k[2] for k in self._entries if k[:2] == (key["project_key"], key["session_id"]) and k[2]]
+
+    def get_entries(self, key: SessionKey) -> list[dict[str, Any]]:
+        """The entries of ``key`` (empty when never written), without copying them."""
+        return list(self._entries.get(self._key(key), []))
+
+    @property
+    def size(self) -> int:
+        """How many main transcripts are stored."""
+        return sum(1 for k in self._entries if not k[2])
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
+        self._seen.clear()
+        self._mtimes.clear()
+
+
+async def _optional(store: SessionStore, method: str, *args: Any) -> tuple[bool, Any]:
+    """Call an optional store method: ``(False, None)`` when the store lacks it.
+
+    Raising `NotImplementedError` (the Claude Agent SDK protocol's default body) counts as lacking it.
+    """
+    found = getattr(store, method, None)
+    if found is None:
+        return False, None
+    try:
+        return True, await found(*args)
+    except NotImplementedError:
+        return False, None
+
+
 class _Scope:
     """Resolves the store and project of a helper call, closing a store it made itself."""
 
@@ -306,6 +398,12 @@ class _Scope:
     def key(self, session_id: str) -> SessionKey:
         return {"project_key": self.project, "session_id": session_id}
 
+    async def entries(self, session_id: str) -> list[dict[str, Any]]:
+        entries = await self.store.load(self.key(session_id))
+        if entries is None:
+            raise SessionError(f"no session {session_id!r} in project {self.project!r}")
+        return entries
+
     async def __aenter__(self) -> _Scope:
         return self
 
@@ -315,38 +413,139 @@ class _Scope:
             await close()
 
 
+@dataclass
+class SessionInfo:
+    """What `session_info` tells about a session, read from its entries."""
+
+    session_id: str
+    last_modified: int
+    """Epoch milliseconds of the last entry."""
+    created_at: int | None = None
+    title: str | None = None
+    """Set with `set_session_metadata` (``title=``)."""
+    tag: str | None = None
+    first_prompt: str | None = None
+    cwd: str | None = None
+    entries: int = 0
+
+    @property
+    def summary(self) -> str:
+        """A display title: the title, else the first prompt, else the id."""
+        return self.title or (self.first_prompt or "")[:200] or self.session_id
+
+
+def _epoch_ms(timestamp: Any) -> int | None:
+    try:
+        return int(datetime.fromisoformat(str(timestamp)).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def info_from_entries(session_id: str, entries: Sequence[dict[str, Any]]) -> SessionInfo:
+    """A `SessionInfo` read from a session's entries."""
+    times = [t for t in (_epoch_ms(e.get("timestamp")) for e in entries) if t is not None]
+    info = SessionInfo(session_id, max(times, default=0), min(times, default=None), entries=len(entries))
+    for entry in entries:
+        kind, message = entry.get("type"), entry.get("message") or {}
+        if kind == "metadata":
+            info.title = entry.get("title", info.title)
+            info.tag = entry.get("tag", info.tag) if "tag" in entry else info.tag
+        elif kind == "system" and message.get("subtype") == "init":
+            info.cwd = info.cwd or (message.get("data") or {}).get("cwd")
+        elif kind == "user" and info.first_prompt is None and not message.get("parent_tool_use_id"):
+            content = message.get("content")
+            info.first_prompt = content if isinstance(content, str) else None
+    return info
+
+
 async def list_sessions(
     *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
 ) -> list[SessionListEntry]:
     """The sessions of a project (default: the current directory's), most recently modified first."""
     async with _Scope(cwd, store) as scope:
-        lister = getattr(scope.store, "list_sessions", None)
-        if lister is None:
+        found, sessions = await _optional(scope.store, "list_sessions", scope.project)
+        if not found:
             raise SessionError(f"{type(scope.store).__name__} cannot list sessions (no list_sessions method)")
-        return sorted(await lister(scope.project), key=lambda s: s["mtime"], reverse=True)
+        return sorted(sessions, key=lambda s: s["mtime"], reverse=True)
+
+
+async def get_session_entries(
+    session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
+) -> list[dict[str, Any]]:
+    """Every entry a session stored, as stored (`SessionError` when there is no such session)."""
+    async with _Scope(cwd, store) as scope:
+        return await scope.entries(session_id)
 
 
 async def get_session_messages(
     session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
 ) -> list[Message]:
     """Every message a session recorded, in order (subagent messages included)."""
-    async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-    if entries is None:
-        raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+    entries = await get_session_entries(session_id, cwd=cwd, store=store)
     return [parse_message(e["message"]) for e in entries if "message" in e]
 
 
-async def fork_session(
+async def session_info(
     session_id: str, *, cwd: str | os.PathLike[str] | None = None, store: SessionStore | str | None = None
-) -> str:
-    """Copy a session under a new id and return the id; the original is untouched."""
+) -> SessionInfo:
+    """Title, tag, first prompt, times and working directory of a session."""
+    return info_from_entries(session_id, await get_session_entries(session_id, cwd=cwd, store=store))
+
+
+_UNSET: Any = object()
+
+
+def _metadata_entry(session_id: str, **fields: Any) -> dict[str, Any]:
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return {
+        "type": "metadata",
+        "uuid": uuid_mod.uuid4().hex,
+        "timestamp": stamp,
+        "session_id": session_id,
+        **fields,
+    }
+
+
+async def set_session_metadata(
+    session_id: str,
+    *,
+    title: str | None = _UNSET,
+    tag: str | None = _UNSET,
+    cwd: str | os.PathLike[str] | None = None,
+    store: SessionStore | str | None = None,
+) -> None:
+    """Set a session's title and/or tag (``tag=None`` clears it): an entry appended to the transcript."""
+    fields = {k: v for k, v in (("title", title), ("tag", tag)) if v is not _UNSET}
     async with _Scope(cwd, store) as scope:
-        entries = await scope.store.load(scope.key(session_id))
-        if entries is None:
-            raise SessionError(f"no session {session_id!r} in project {scope.project!r}")
+        await scope.entries(session_id)  # the session must exist
+        await scope.store.append(scope.key(session_id), [_metadata_entry(session_id, **fields)])
+
+
+def cut_entries(entries: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """The entries up to and including the one whose entry or message ``uuid`` is ``at``."""
+    for index, entry in enumerate(entries):
+        if at in (entry.get("uuid"), (entry.get("message") or {}).get("uuid")):
+            return entries[: index + 1]
+    raise SessionError(f"no message {at!r} in the session")
+
+
+async def fork_session(
+    session_id: str,
+    *,
+    up_to: str | None = None,
+    title: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    store: SessionStore | str | None = None,
+) -> str:
+    """Copy a session (up to and including the message ``up_to``) under a new id and return the id."""
+    async with _Scope(cwd, store) as scope:
+        entries = await scope.entries(session_id)
+        if up_to is not None:
+            entries = cut_entries(entries, up_to)
         new_id = str(uuid_mod.uuid4())
         copied = [{**e, "uuid": uuid_mod.uuid4().hex, "session_id": new_id} for e in entries]
+        if title is not None:
+            copied.append(_metadata_entry(new_id, title=title))
         await scope.store.append(scope.key(new_id), copied)
     return new_id
 
@@ -356,29 +555,38 @@ async def delete_session(
 ) -> None:
     """Delete a session and its sub-transcripts."""
     async with _Scope(cwd, store) as scope:
-        deleter = getattr(scope.store, "delete", None)
-        if deleter is None:
+        found, _ = await _optional(scope.store, "delete", scope.key(session_id))
+        if not found:
             raise SessionError(f"{type(scope.store).__name__} cannot delete sessions (no delete method)")
-        await deleter(scope.key(session_id))
 
 
 async def restore(
     store: SessionStore, cwd: str | os.PathLike[str], session_id: str, options: Any
 ) -> tuple[SessionKey, list[UserMessage | AssistantMessage]]:
     """The key a conversation writes to and the history it starts from, per ``resume``,
-    ``continue_conversation`` and ``fork_session`` (a fork copies the transcript under ``session_id``).
+    ``continue_conversation``, ``fork_session`` (a fork copies the transcript under ``session_id``) and
+    ``resume_session_at`` (only the transcript up to that message: then the run always forks).
     """  # noqa: D205
     project = project_key_for(cwd)
+    timeout = getattr(options, "session_load_timeout", None)
     source = options.resume
-    if source is None and options.continue_conversation and hasattr(store, "list_sessions"):
-        sessions = await store.list_sessions(project)
+    if source is None and options.continue_conversation:
+        with anyio.fail_after(timeout):
+            _, sessions = await _optional(store, "list_sessions", project)
         source = max(sessions, key=lambda s: s["mtime"])["session_id"] if sessions else None
     if source is None:
         return {"project_key": project, "session_id": session_id}, []
-    entries = await store.load({"project_key": project, "session_id": source})
+    try:
+        with anyio.fail_after(timeout):
+            entries = await store.load({"project_key": project, "session_id": source})
+    except TimeoutError:
+        raise SessionError(f"loading session {source!r} took longer than {timeout} s") from None
     if entries is None:
         raise SessionError(f"no session {source!r} in project {project!r} to resume")
-    if not options.fork_session:
+    cut = getattr(options, "resume_session_at", None)
+    if cut is not None:
+        entries = cut_entries(entries, cut)
+    if not options.fork_session and cut is None:
         return {"project_key": project, "session_id": source}, history_from_entries(entries)
     key: SessionKey = {"project_key": project, "session_id": session_id}
     await store.append(key, [{**e, "session_id": session_id} for e in entries])

@@ -233,8 +233,11 @@ def _read_folder(
             )
 
 
+_PERMISSION_FILES = (".claude/settings.local.json", ".openagent/settings.local.toml")
+
+
 def _local_permissions(folder: Path, settings: ProjectSettings) -> None:
-    for path in (folder / ".claude" / "settings.local.json", folder / ".openagent" / "settings.local.toml"):
+    for path in (folder / name for name in _PERMISSION_FILES):
         if not path.is_file():
             continue
         import tomllib  # lazily, like yaml: only projects with these files pay for it
@@ -252,6 +255,15 @@ def _local_permissions(folder: Path, settings: ProjectSettings) -> None:
         settings.ask_tools += _names(permissions.get("ask", []))
 
 
+def _read_local(folders: list[Path], settings: ProjectSettings, trusted: bool) -> None:
+    for folder in folders:
+        _read_folder(folder, None, folders[0], settings, ("CLAUDE.local.md",))
+        if trusted:
+            _local_permissions(folder, settings)
+        elif any((folder / name).is_file() for name in _PERMISSION_FILES):
+            settings.warnings.append(f"{folder}: permission rules not loaded: the project is not trusted")
+
+
 def _project_folders(cwd: Path) -> list[Path]:
     """From the repository root (the nearest parent holding ``.git``) down to ``cwd``; else just ``cwd``."""
     chain = [cwd, *cwd.parents]
@@ -266,8 +278,13 @@ def _plugin_skills(settings: ProjectSettings) -> None:
         settings.skills[name] = Skill(name, description, Path("<plugin>") / name / "SKILL.md", body)
 
 
-def load_settings(sources: Sequence[str], cwd: Path, skills: Sequence[str] | str = "all") -> ProjectSettings:
-    """Read what ``sources`` (``user``, ``project``, ``local``) provide, for a run in ``cwd``."""
+def load_settings(
+    sources: Sequence[str], cwd: Path, skills: Sequence[str] | str = "all", *, trust_project: bool = True
+) -> ProjectSettings:
+    """Read what ``sources`` (``user``, ``project``, ``local``) provide, for a run in ``cwd``.
+
+    Without ``trust_project`` the project's permission rules are skipped (and a warning says so).
+    """
     import platformdirs
 
     settings = ProjectSettings()
@@ -285,9 +302,7 @@ def load_settings(sources: Sequence[str], cwd: Path, skills: Sequence[str] | str
         for folder in folders:
             _read_folder(folder, folder / ".claude", folders[0], settings, MEMORY_FILES)
     if "local" in sources:
-        for folder in folders:
-            _read_folder(folder, None, folders[0], settings, ("CLAUDE.local.md",))
-            _local_permissions(folder, settings)
+        _read_local(folders, settings, trust_project)
     if skills != "all":
         unknown = set(skills) - set(settings.skills)
         if unknown:

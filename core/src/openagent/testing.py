@@ -117,7 +117,7 @@ class ScriptedModel:
     """Seconds to wait before each event (to test interrupts and timeouts)."""
     model: str = "scripted"
     profile: ProviderProfile = field(
-        default_factory=lambda: ProviderProfile(name="test", requires_api_key=False)
+        default_factory=lambda: ProviderProfile(name="test", requires_api_key=False, local=True)
     )
     requests: list[ModelRequest] = field(default_factory=list)
     cost_per_token: float | None = None

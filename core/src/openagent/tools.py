@@ -55,6 +55,8 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    tasks: dict[str, Any] | None = None
+    """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
 
 
 @runtime_checkable

@@ -13,12 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 __all__ = [
     "AssistantMessage",
     "ContentBlock",
+    "HookEventMessage",
     "Message",
     "RawBlock",
     "ResultMessage",
     "ResultSubtype",
     "StreamEvent",
     "SystemMessage",
+    "TaskNotificationMessage",
+    "TaskStartedMessage",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
@@ -27,6 +30,7 @@ __all__ = [
     "Usage",
     "UserMessage",
     "parse_message",
+    "system_message",
 ]
 
 
@@ -194,6 +198,8 @@ class AssistantMessage(_Model):
     usage: Usage | None = None
     stop_reason: str | None = None
     """``end_turn``, ``tool_use``, ``max_tokens``, ``stop_sequence``, … normalised across providers."""
+    uuid: str | None = None
+    """The id of this message in the session (``resume_session_at`` and forks cut a session at one)."""
 
 
 class ResultMessage(_Model):
@@ -212,6 +218,15 @@ class ResultMessage(_Model):
     """The final text on success, the error text otherwise."""
     structured_output: Any = None
     stop_reason: str | None = None
+    terminal_reason: str | None = None
+    """Why the run ended: ``completed``, ``max_turns``, ``max_budget``, ``interrupted``, ``api_error``,
+    ``hook_stopped``, ``tool_pending`` or ``structured_output_retries``."""
+    permission_denials: list[dict[str, Any]] | None = None
+    """The tool calls refused during the run: ``tool_name``, ``tool_use_id``, ``tool_input``."""
+    model_usage: dict[str, dict[str, Any]] | None = None
+    """Per model: ``inputTokens``, ``outputTokens``, cache counts and ``costUSD`` (a fallback model shows
+    up as a second entry)."""
+    uuid: str | None = None
 
 
 class StreamEvent(_Model):
@@ -222,6 +237,100 @@ class StreamEvent(_Model):
     session_id: str
     event: dict[str, Any]
     parent_tool_use_id: str | None = None
+
+
+class _StampedMessage(SystemMessage):
+    """A system message whose ``data`` carries its ``session_id`` and ``uuid``."""
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the message belongs to."""
+        return self.data.get("session_id")
+
+    @property
+    def uuid(self) -> str | None:
+        """This message's id."""
+        return self.data.get("uuid")
+
+
+class HookEventMessage(_StampedMessage):
+    """A hook ran (only with ``include_hook_events=True``): ``subtype`` is ``hook_started`` or
+    ``hook_response``; ``data`` holds ``hook_event`` (the event name), the hook's name, and for a response
+    its ``output`` and ``outcome`` (``success`` / ``error``).
+    """  # noqa: D205
+
+    @property
+    def hook_event_name(self) -> str:
+        """The event (``PreToolUse``, ``Stop`` …)."""
+        return str(self.data.get("hook_event", ""))
+
+
+class _TaskMessage(_StampedMessage):
+    @property
+    def task_id(self) -> str:
+        """The task's id: give it to ``Client.stop_task`` to stop the task."""
+        return str(self.data.get("task_id", ""))
+
+    @property
+    def tool_use_id(self) -> str | None:
+        """The ``Task`` tool call that started the task."""
+        return self.data.get("tool_use_id")
+
+
+class TaskStartedMessage(_TaskMessage):
+    """A subagent task started (``subtype="task_started"``; ``data``: ``task_id``, ``description``,
+    ``tool_use_id``, ``task_type``).
+    """  # noqa: D205
+
+    @property
+    def description(self) -> str:
+        """What the task does."""
+        return str(self.data.get("description", ""))
+
+    @property
+    def task_type(self) -> str | None:
+        """The kind of task (``local_agent`` for a subagent)."""
+        return self.data.get("task_type")
+
+
+class TaskNotificationMessage(_TaskMessage):
+    """A subagent task ended (``subtype="task_notification"``; ``data``: ``task_id``, ``status``
+    (``completed``, ``failed`` or ``stopped``), ``summary``, ``usage``).
+    """  # noqa: D205
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``failed`` or ``stopped``."""
+        return str(self.data.get("status", ""))
+
+    @property
+    def summary(self) -> str:
+        """The task's final text, or why it ended."""
+        return str(self.data.get("summary", ""))
+
+    @property
+    def output_file(self) -> str:
+        """Where the task's output was written (always empty: it is in ``summary``)."""
+        return str(self.data.get("output_file", ""))
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """``total_tokens``, ``tool_uses``, ``duration_ms``."""
+        return self.data.get("usage")
+
+
+_SYSTEM_KINDS: dict[str, type[SystemMessage]] = {
+    "hook_started": HookEventMessage,
+    "hook_response": HookEventMessage,
+    "task_started": TaskStartedMessage,
+    "task_notification": TaskNotificationMessage,
+}
+"""System subtypes that have a class of their own (same fields: only the class differs)."""
+
+
+def system_message(subtype: str, data: dict[str, Any]) -> SystemMessage:
+    """A `SystemMessage` of the class its ``subtype`` has (`HookEventMessage`, `TaskStartedMessage` …)."""
+    return _SYSTEM_KINDS.get(subtype, SystemMessage)(subtype=subtype, data=data)
 
 
 Message: TypeAlias = Annotated[
@@ -237,6 +346,7 @@ def parse_message(data: dict[str, Any] | str | bytes) -> Message:
     global _adapter
     if _adapter is None:  # built on first use: schema building is the slow part of importing pydantic
         _adapter = TypeAdapter(Message)
-    if isinstance(data, dict):
-        return _adapter.validate_python(data)
-    return _adapter.validate_json(data)
+    message = _adapter.validate_python(data) if isinstance(data, dict) else _adapter.validate_json(data)
+    if type(message) is SystemMessage and message.subtype in _SYSTEM_KINDS:
+        return system_message(message.subtype, message.data)
+    return message

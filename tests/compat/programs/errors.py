@@ -12,7 +12,7 @@ async def main() -> str:
     except CLINotFoundError:
         return "not configured"
     except ProcessError as exc:
-        return f"process failed: {type(exc).__name__}"
+        return f"process failed: {type(exc).__name__} (caused by {type(exc.__cause__).__name__})"
     except ClaudeSDKError as exc:
         return f"sdk error: {exc}"
     return "ok"

@@ -7,6 +7,7 @@ from openagent.compat.claude import AgentDefinition, AssistantMessage, ClaudeAge
 
 async def main() -> None:
     options = ClaudeAgentOptions(
+        forward_subagent_text=True,  # without it only the subagent's tool calls and results are forwarded
         agents={
             "code-reviewer": AgentDefinition(
                 description="Reviews code for bugs",

@@ -1,7 +1,8 @@
 """openagent-anthropic: the Anthropic messages wire format, as the provider ``anthropic``.
 
 ``AgentOptions(model="anthropic:claude-sonnet-4-5")`` after ``pip install "openagent[anthropic]"``; any
-Anthropic-compatible server (llama.cpp's ``/v1/messages`` …) with ``base_url``.
+Anthropic-compatible server (llama.cpp's ``/v1/messages`` …) with ``base_url``. What a turn costs comes from
+core's price data (`openagent.register_price` overrides it).
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from typing import Any
 from openagent.hookspecs import hookimpl
 
 from ._messages import PROFILE, MessagesProvider
-from ._prices import PRICES, ModelPrice, cost_usd, price_for, register_price
 
-__all__ = ["PRICES", "PROFILE", "MessagesProvider", "ModelPrice", "cost_usd", "price_for", "register_price"]
+__all__ = ["PROFILE", "MessagesProvider"]
 
 
 @hookimpl

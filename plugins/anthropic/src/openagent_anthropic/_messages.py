@@ -62,7 +62,6 @@ from openagent.types import (
     Usage,
 )
 
-from ._prices import cost_usd
 from ._request import build_body
 
 __all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
@@ -390,10 +389,6 @@ class MessagesProvider:
         self._url = f"{str(self._client.base_url).rstrip('/')}/v1/messages"
         self._timeout = self._client.timeout
         self._http = http_client
-
-    def cost(self, usage: Usage) -> float | None:
-        """What ``usage`` cost in USD on this model, or ``None`` when its price is unknown."""
-        return cost_usd(self.model, usage)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

@@ -49,9 +49,9 @@ def default_max_tokens(model: str) -> int:
 
 def build_body(request: ModelRequest) -> tuple[dict[str, Any], dict[str, str]]:
     """The JSON body and extra headers for ``request`` (see the module docstring for ``extra_body``)."""
-    extra = dict(request.extra_body or {})
-    betas = extra.pop("betas", None)
-    headers = {"anthropic-beta": ",".join(betas)} if betas else {}
+    extra = {**_native(request), **(request.extra_body or {})}
+    betas = [*(request.betas or ()), *(extra.pop("betas", None) or ())]
+    headers = {"anthropic-beta": ",".join(dict.fromkeys(betas))} if betas else {}
     # No cache_control key: our own breakpoints; a value: the API's automatic caching; None: no caching.
     marker: dict[str, Any] | None = _EPHEMERAL if "cache_control" not in extra else None
     if extra.get("cache_control", 0) is None:
@@ -85,6 +85,18 @@ def build_body(request: ModelRequest) -> tuple[dict[str, Any], dict[str, str]]:
         else:
             body[key] = value
     return body, headers
+
+
+def _native(request: ModelRequest) -> dict[str, Any]:
+    """The request's reasoning and user fields as Messages API body fields (``extra_body`` wins)."""
+    fields: dict[str, Any] = {}
+    if request.thinking:
+        fields["thinking"] = dict(request.thinking)
+    if request.effort:
+        fields["output_config"] = {"effort": request.effort}
+    if request.user:
+        fields["metadata"] = {"user_id": request.user}
+    return fields
 
 
 def _sampling(request: ModelRequest, body: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from openagent.errors import ConfigError, ProviderConnectionError, ProviderError, StreamError
 from openagent.models import ModelEvent, ModelRequest
+from openagent.types import Usage
 
 from ._build import BUILD_MINUTES, ServerBuild, build_server, find_server
 from ._models import resolve_model
@@ -160,6 +161,10 @@ class LocalProvider:
 
     def __repr__(self) -> str:
         return f"LocalProvider({self.model!r})"
+
+    def cost(self, usage: Usage) -> float:
+        """A model on this machine costs nothing per token."""
+        return 0.0
 
     async def aclose(self) -> None:
         """Close the connection pool. The server keeps running for reuse; it stops when the process exits."""

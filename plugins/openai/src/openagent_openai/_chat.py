@@ -91,9 +91,55 @@ def build_body(request: ModelRequest, model: str, profile: OpenAIProfile) -> dic
         schema = request.output_format.get("schema", {})
         name = request.output_format.get("name", "output")
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    _reasoning(request, profile, body)
+    if request.user:
+        body["user"] = request.user
     if request.extra_body:
         body.update(request.extra_body)
     return body
+
+
+_EFFORTS = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}
+
+
+def _effort(request: ModelRequest) -> str | None:
+    """``off``, ``low``, ``medium`` or ``high`` from ``effort`` / ``thinking`` (a budget maps to a level)."""
+    thinking = request.thinking or {}
+    if thinking.get("type") == "disabled":
+        return "off"
+    if request.effort:
+        return _EFFORTS.get(request.effort, "medium")
+    budget = thinking.get("budget_tokens")
+    if isinstance(budget, int):
+        return "low" if budget <= 4096 else "medium" if budget <= 16384 else "high"
+    return "medium" if thinking.get("type") == "adaptive" else None
+
+
+def _reasoning(request: ModelRequest, profile: OpenAIProfile, body: dict[str, Any]) -> None:
+    """Map ``thinking`` / ``effort`` onto the endpoint's reasoning parameter (nothing when neither is set)."""
+    effort = _effort(request)
+    if effort is None or profile.reasoning_param is None:
+        return
+    if profile.reasoning_param == "reasoning_effort":
+        body["reasoning_effort"] = "none" if effort == "off" else effort
+    elif profile.reasoning_param == "reasoning":
+        budget = (request.thinking or {}).get("budget_tokens")
+        body["reasoning"] = (
+            {"enabled": False}
+            if effort == "off"
+            else {"max_tokens": budget}
+            if isinstance(budget, int)
+            else {"effort": effort}
+        )
+    else:
+        body["chat_template_kwargs"] = {"enable_thinking": effort != "off"}
 
 
 def _tool_choice(choice: str | dict[str, Any] | None, profile: OpenAIProfile) -> Any:

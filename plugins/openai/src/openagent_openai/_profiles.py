@@ -43,6 +43,12 @@ class OpenAIProfile(ProviderProfile):
     """OpenAI deprecated ``max_tokens`` (reasoning models refuse it); most local servers know only it."""
     accepts_parallel_tool_calls: bool = True
     """Accepts the ``parallel_tool_calls`` request field."""
+    reasoning_param: Literal["reasoning_effort", "reasoning", "chat_template_kwargs"] | None = (
+        "reasoning_effort"
+    )
+    """How the request's ``thinking`` / ``effort`` are sent: OpenAI's ``reasoning_effort`` (also Ollama and
+    LM Studio), OpenRouter's ``reasoning`` object, or the chat template's ``enable_thinking`` switch
+    (llama.cpp, vLLM); ``None``: not sent."""
 
 
 PROFILES: dict[str, OpenAIProfile] = {
@@ -57,6 +63,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "ollama": OpenAIProfile(
         name="ollama",
+        local=True,
         base_url="http://localhost:11434/v1",
         base_url_env="OLLAMA_HOST",
         base_url_env_is_host=True,
@@ -68,6 +75,7 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "lmstudio": OpenAIProfile(
         name="lmstudio",
+        local=True,
         base_url="http://localhost:1234/v1",
         requires_api_key=False,
         supports_json_schema=True,
@@ -76,6 +84,8 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "llamacpp": OpenAIProfile(
         name="llamacpp",
+        local=True,
+        reasoning_param="chat_template_kwargs",
         base_url="http://localhost:8080/v1",
         requires_api_key=False,
         supports_json_schema=True,
@@ -83,12 +93,15 @@ PROFILES: dict[str, OpenAIProfile] = {
     ),
     "vllm": OpenAIProfile(
         name="vllm",
+        local=True,
+        reasoning_param="chat_template_kwargs",
         base_url="http://localhost:8000/v1",
         requires_api_key=False,
         supports_json_schema=True,
     ),
     "openrouter": OpenAIProfile(
         name="openrouter",
+        reasoning_param="reasoning",
         base_url="https://openrouter.ai/api/v1",
         api_key_env="OPENROUTER_API_KEY",
         supports_json_schema=True,

@@ -136,6 +136,8 @@ def test_deny_rules_match_any_command_anywhere(rule: str, command: str, matches:
         ("echo ${x@P}", "expands a prompt string"),
         ("ls # c\n\\rm x", "could end its commands at different lines"),
         ("ls `ls` `rm`", "could pair its backquotes differently"),
+        ("ls <<EOF\n$(r\\\nm x)\nEOF", "could end its commands at different lines"),
+        ("ls\\\n-la", "could end its commands at different lines"),
         ("ls 'x", "it does not parse as bash"),
         ("ls\x00rm", "holds a NUL byte"),
         ("ls \ud800", "it is not valid text"),

@@ -337,6 +337,8 @@ def _words(node: Node, src: bytes) -> Words:
 
 
 _BARE_NEWLINE = re.compile(rb"(?<!\\)\n")
+_GLUED = re.compile(rb"(?:\\\n)+")
+"""Only continuations between two words: bash joins them into one."""
 
 
 def _may_hide_code(node: Node, src: bytes) -> bool:
@@ -360,7 +362,8 @@ def _spans_lines(node: Node, src: bytes) -> bool:
         return False
     if any(k.type == "comment" for k in node.children[:-1]):
         return True
-    return any(_BARE_NEWLINE.search(gap) for gap in _gaps(node, src))
+    gaps = list(_gaps(node, src))[1:-1]  # between children: a continuation right after a word joins it
+    return any(_BARE_NEWLINE.search(gap) or _GLUED.fullmatch(gap) for gap in gaps)
 
 
 def _collect(source: bytes, found: _Found, depth: int = 0) -> tuple[bytes, Node]:

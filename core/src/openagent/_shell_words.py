@@ -180,7 +180,7 @@ def join_continuations(source: bytes, root: Node) -> bytes:
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type in ("raw_string", "ansi_c_string", "comment", "heredoc_body"):
+        if node.type in ("raw_string", "ansi_c_string", "comment") or _quoted_heredoc_body(node, source):
             kept.append((node.start_byte, node.end_byte))
         else:
             stack.extend(node.children)
@@ -197,6 +197,14 @@ def join_continuations(source: bytes, root: Node) -> bytes:
             out += source[i : i + step]
             i += step
     return bytes(out)
+
+
+def _quoted_heredoc_body(node: Node, source: bytes) -> bool:
+    """The body of ``<<'EOF'`` (or ``<<"EOF"``, ``<<\\EOF``) is literal; an unquoted one is not."""
+    if node.type != "heredoc_body" or node.parent is None:
+        return False
+    starts = [c for c in node.parent.children if c.type == "heredoc_start"]
+    return any(re.search(rb"['\"\\]", source[s.start_byte : s.end_byte]) for s in starts)
 
 
 def skip_options(words: Words, spec: tuple[frozenset[str], frozenset[str], int]) -> int | None:

@@ -118,6 +118,8 @@ DISGUISED = {
     "param-assign": ": ${{x=$(touch {S})}}",
     "line-continuation": "tou\\\nch {S}",
     "comment-then-continuation": "# c \\\ntouch {S}",
+    "heredoc-continuation": "cat <<EOF\n$(tou\\\nch {S})\nEOF",
+    "glued-by-continuation": "echo x; tou\\\nch {S}",
     "trap": "trap 'touch {S}' EXIT",
     "alias": "shopt -s expand_aliases\nalias t=touch\nt {S}",
     "syntax-error-later": "touch {S}\n(",

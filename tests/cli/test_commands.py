@@ -78,7 +78,8 @@ def test_doctor_probes_the_configured_endpoint(openagent, model_server, project)
     (project / ".openagent" / "settings.toml").write_text(
         f'model = "vllm:qwen3:8b"\nbase_url = "{model_server}/v1"\n'
     )
-    result = openagent("doctor")
+    assert "✓ vllm (configured)" not in openagent("doctor").stdout  # an untrusted folder's endpoint
+    result = openagent("doctor", env={"OPENAGENT_TRUST": "1"})
     assert any(line.startswith("✓ vllm (configured)") for line in result.stdout.splitlines())
     assert "model: vllm:qwen3:8b" in result.stdout
     assert "needs the 'vllm' provider" in result.stdout  # the openai plugin is not installed here
@@ -95,7 +96,8 @@ def test_config_show_merges_the_layers_and_names_the_source(openagent, project, 
     (project / ".openagent" / "settings.toml").write_text(
         'model = "lmstudio:x"\npermission_mode = "acceptEdits"\n'
     )
-    result = openagent("config", "show", env={"OPENAGENT_MAX_TURNS": "9", "OPENAGENT_TOOLS": "Read,Grep"})
+    layers = {"OPENAGENT_MAX_TURNS": "9", "OPENAGENT_TOOLS": "Read,Grep", "OPENAGENT_TRUST": "1"}
+    result = openagent("config", "show", env=layers)
     assert result.returncode == 0
     rows = {
         line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
@@ -121,8 +123,10 @@ def test_flags_beat_env_beat_project_beat_user(openagent, project):
     assert "unknown provider 'nope'" in openagent("run", "hi").stderr
     (project / ".openagent").mkdir()
     (project / ".openagent" / "settings.toml").write_text('model = "test:echo"\n')
-    assert openagent("run", "from the project file").stdout == "from the project file\n"
-    env = {"OPENAGENT_MODEL": "nope:from-env"}
+    assert "unknown provider 'nope'" in openagent("run", "hi").stderr  # the folder is not trusted yet
+    trusted = {"OPENAGENT_TRUST": "1"}
+    assert openagent("run", "from the project file", env=trusted).stdout == "from the project file\n"
+    env = {"OPENAGENT_MODEL": "nope:from-env", **trusted}
     assert "unknown provider 'nope'" in openagent("run", "hi", env=env).stderr
     assert openagent("run", "--model", "test:echo", "flag wins", env=env).stdout == "flag wins\n"
 

@@ -93,7 +93,11 @@ def test_skills_commands_agents_and_local_rules(project):
         ["Read", "Grep"],
         "You write tests.\n",
     )
-    assert settings.allowed_tools == ["Bash(make test)"] and settings.disallowed_tools == ["Bash(rm:*)"]
+    # the deny rule applies from any folder; the allow rule only once the project is trusted
+    assert settings.allowed_tools == [] and settings.disallowed_tools == ["Bash(rm:*)"]
+    assert any("settings.local.json: permissions.allow" in line for line in settings.untrusted)
+    trusted = load_settings(["project", "local"], project, trust_project=True)
+    assert trusted.allowed_tools == ["Bash(make test)"] and trusted.disallowed_tools == ["Bash(rm:*)"]
     assert "deploy" in settings.system_prompt(None) and "Run make deploy." not in settings.system_prompt(None)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tool_calls import call, failed, ok
 
-from openagent import ToolContext
+from openagent import AgentOptions, ToolContext
 from openagent_tools import SearchResult, web_fetch, web_search
 from openagent_tools import _web as web_module
 
@@ -52,6 +52,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+@pytest.fixture
+def context(project: Any) -> ToolContext:
+    """The test server is on loopback, which WebFetch reaches only when a rule names it."""
+    options = AgentOptions(cwd=project, allowed_tools=["WebFetch(domain:127.0.0.1)"])
+    return ToolContext(tool_use_id="call_1", session_id="s", cwd=str(project), options=options)
 
 
 @pytest.fixture(scope="module")

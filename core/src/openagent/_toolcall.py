@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoints import EDIT_TOOLS
+from ._policy import path_arguments
 from .hooks import HookEvent, HookOutcome, run_hooks
 from .permissions import (
+    PathPolicy,
     PermissionResult,
     PermissionResultDeny,
     ToolPermissionContext,
@@ -58,7 +60,15 @@ async def _decide(
         context=ToolPermissionContext(tool_use_id=call_id),
         cwd=conversation.cwd,
         on_ask=notify,
+        paths=path_arguments(found.paths, found.is_read_only, arguments),
     )
+
+
+def _policy(conversation: Conversation) -> PathPolicy:
+    """The rules a tool asks again when it opens a path or follows a redirect."""
+    mode = conversation.options.permission_mode
+    allowed, disallowed, ask = conversation.allowed, conversation.disallowed, conversation.ask
+    return PathPolicy(conversation.cwd.absolute(), allowed, disallowed, ask, mode)
 
 
 def _error(call_id: str, message: str) -> ToolResultBlock:
@@ -104,6 +114,7 @@ async def run_tool_call(
         depth=conversation.depth,
         tools=conversation.tools,
         tasks=conversation.tasks,
+        policy=_policy(conversation),
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"

@@ -11,6 +11,7 @@ streamed chunk: keep it lean.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -21,6 +22,11 @@ __all__ = ["TurnBuilder"]
 
 _TEXT, _THINKING, _TOOL, _RAW = 0, 1, 2, 3
 _NONE: list[dict[str, Any]] = []  # what the hot path returns; never appended to
+MAX_ARGUMENT_DEPTH = 100
+"""Tool arguments nested deeper than this are refused (deep enough for any schema, far from recursion
+limits in validation and persistence)."""
+MAX_TOOL_NAME = 256
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TurnBuilder:
@@ -154,9 +160,9 @@ class TurnBuilder:
         for kind, parts, meta in self.blocks:
             if kind == _TEXT:
                 if text := "".join(parts):
-                    content.append(TextBlock(text=text))
+                    content.append(TextBlock(text=_text(text)))
             elif kind == _THINKING:
-                content.append(ThinkingBlock(thinking="".join(parts), signature="".join(meta)))
+                content.append(ThinkingBlock(thinking=_text("".join(parts)), signature="".join(meta)))
             elif kind == _RAW:
                 content.append(RawBlock(provider=meta[0], data=meta[1]))
             else:
@@ -168,15 +174,52 @@ def _usage(usage: Usage | None) -> dict[str, int]:
     return usage.model_dump() if usage is not None else {"input_tokens": 0, "output_tokens": 0}
 
 
+def _text(value: str) -> str:
+    """``value`` with lone surrogates (which no UTF-8 file or store can hold) replaced by U+FFFD."""
+    return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+
+
 def _tool_block(call_id: str, name: str, raw: str) -> ToolUseBlock | ToolUseError:
+    name, raw = _text(name), _text(raw)
+    error = None
     if not name:
-        return ToolUseError(id=call_id, name=name, error="the tool call has no tool name", raw_data=raw)
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        error = f"the arguments are not valid JSON ({exc}); send a JSON object matching the tool's schema"
-        return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
-    if not isinstance(arguments, dict):
-        error = f"the arguments must be a JSON object, not {type(arguments).__name__}"
+        error = "the tool call has no tool name"
+    elif len(name) > MAX_TOOL_NAME:
+        error, name = (
+            f"the tool name is {len(name)} characters long; no tool has such a name",
+            name[:64] + "…",
+        )
+    else:
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            error = f"the arguments are not valid JSON ({exc}); send a JSON object matching the tool's schema"
+        except RecursionError:
+            error = f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+        else:
+            if not isinstance(arguments, dict):
+                error = f"the arguments must be a JSON object, not {type(arguments).__name__}"
+            else:
+                error = _unusable(arguments)
+    if error is not None:
         return ToolUseError(id=call_id, name=name, error=error, raw_data=raw)
     return ToolUseBlock(id=call_id, name=name, input=arguments)
+
+
+def _unusable(arguments: dict[str, Any]) -> str | None:
+    """Why parsed arguments cannot be used: nested too deep, or a string with a lone surrogate."""
+    stack: list[tuple[Any, int]] = [(arguments, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            return f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+        if isinstance(value, dict):
+            stack += [(k, depth) for k in value]
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+        elif isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+            return (
+                "the arguments hold a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not text"
+            )
+    return None

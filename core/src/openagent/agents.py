@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .errors import ToolError
+from .errors import ConfigError, ToolError
 from .hooks import merge_hooks, run_hooks
 from .tools import Tool, ToolContext, tool
 from .types import AssistantMessage, ResultMessage, TextBlock, ThinkingBlock, ToolUseBlock, UserMessage
@@ -59,6 +59,11 @@ class AgentDefinition:
     """The agent's own turn limit; ``None`` keeps the parent's."""
     disallowed_tools: Sequence[str] = ()
     """Tools removed from the agent's set."""
+
+    def __post_init__(self) -> None:
+        for name in ("tools", "disallowed_tools"):  # a string would be read per character: fail open
+            if isinstance(getattr(self, name), str):
+                raise ConfigError(f"AgentDefinition.{name} must be a list of tool names, not a string")
 
 
 def _definition(value: Any) -> AgentDefinition:

@@ -206,7 +206,7 @@ class Client:
         """Switch the model for the following turns (history is kept)."""
         conversation = self.conversation
         previous, owned = conversation.provider, isinstance(self.options.model, str | None)
-        self.options.model = model
+        self.options.model = conversation.options.model = model
         conversation.provider, conversation.model = resolve_provider(self.options)
         close = getattr(previous, "aclose", None)
         if owned and close is not None:  # a provider made from a model string is ours to close
@@ -215,6 +215,8 @@ class Client:
     async def set_permission_mode(self, mode: str) -> None:
         """Change the permission mode for the following tool calls."""
         self.options.permission_mode = mode  # type: ignore[assignment]
+        if self._conversation is not None:  # a trusted project's settings give it options of its own
+            self._conversation.options.permission_mode = mode  # type: ignore[assignment]
 
     async def disconnect(self) -> None:
         """Close the session and the provider; queued prompts are dropped."""

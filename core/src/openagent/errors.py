@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from typing import Any
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -18,7 +22,36 @@ __all__ = [
     "StreamError",
     "ToolError",
     "error_for_status",
+    "mask_secret",
+    "mask_url",
+    "masked",
 ]
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie")
+
+
+def mask_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked: ``https://user:pw@host`` → ``https://****@host``."""
+    return _URL_CREDENTIALS.sub(r"\1****@", text) if "@" in text else text
+
+
+def mask_secret(value: str) -> str:
+    """A secret shown safely: its last four characters only (nothing of a short one)."""
+    return "****" + value[-4:] if len(value) > 8 else "****"
+
+
+def masked(value: Any, name: str = "") -> Any:
+    """``value`` fit to print: strings under a secret-looking key (``api_key``, ``Authorization``,
+    ``*_TOKEN``) masked, credentials in URLs masked, mappings and lists walked (``repr`` of options).
+    """  # noqa: D205
+    if isinstance(value, str):
+        return mask_secret(value) if name and _SECRET_NAME.search(name) else mask_url(value)
+    if isinstance(value, Mapping):
+        return {k: masked(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(masked(v, name) for v in value)
+    return value
 
 
 class OpenAgentError(Exception):
@@ -65,13 +98,13 @@ class ProviderError(OpenAgentError):
         body: str | None = None,
         retry_after: float | None = None,
     ) -> None:
-        self.message = message
-        """The server's message, or a description of what went wrong."""
+        self.message = mask_url(message)
+        """The server's message, or a description of what went wrong (credentials in URLs masked)."""
         self.provider = provider
         """The provider name (``openai``, ``ollama``, ``anthropic`` …)."""
         self.status_code = status_code
         """The HTTP status, when there was one."""
-        self.body = body
+        self.body = mask_url(body) if body else body
         """The raw response body or offending stream data, for diagnosis."""
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``)."""

@@ -159,6 +159,7 @@ class Conversation:
         self.settings = load_settings(
             opts.setting_sources, self.cwd, opts.skills, trust_project=opts.trust_project
         )
+        self.options = self.settings.apply(opts)  # a trusted project's mode, add_dirs, env, MCP servers
         for found in self.settings.tools():
             self.tools.setdefault(found.name, found)
         self.allowed += self.settings.allowed_tools

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .errors import ConfigError
+from ._keys import check_session_id
+from .errors import ConfigError, SessionError, masked
 
 if TYPE_CHECKING:
     from .compaction import Compaction
@@ -140,9 +141,11 @@ class AgentOptions:
     setting_sources: Sequence[str] = ()
     """Which project files to read: ``"user"``, ``"project"``, ``"local"`` (default: none; see
     `openagent.settings`)."""
-    trust_project: bool = True
-    """Whether the project's permission rules (``.claude/settings.local.json`` …) may widen what runs;
-    ``False`` still loads its memory files, skills, commands and agents, and reports the rules it skipped."""
+    trust_project: bool | str = False
+    """Let the project's settings files (``setting_sources``) change where requests go, widen permissions
+    or start processes: ``permissions.allow``/``defaultMode``/``additionalDirectories``, ``env``, the MCP
+    servers of ``.mcp.json``, subagent models naming a provider. ``True``, or a `settings.project_digest`
+    (trusted only while the files are unchanged); otherwise they are ignored and reported."""
     skills: Sequence[str] | str = "all"
     """Which of the skills found in the setting sources the model may load (``"all"`` or names)."""
     on_message: Callable[[Any], Any] | None = None
@@ -150,6 +153,11 @@ class AgentOptions:
     extra_body: Mapping[str, Any] | None = None
     """Merged verbatim into every request body."""
     metadata: Mapping[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        """Every field, with keys, tokens and credentials in URLs masked (options end up in logs)."""
+        shown = ", ".join(f"{f.name}={masked(getattr(self, f.name), f.name)!r}" for f in fields(self))
+        return f"AgentOptions({shown})"
 
     def resolved_model(self) -> str | Provider:
         """The model to use: the option, else ``$OPENAGENT_MODEL``; `ConfigError` when neither is set."""
@@ -185,6 +193,30 @@ def _checked_init(self: AgentOptions, **kwargs: Any) -> None:
             hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise TypeError(f"AgentOptions got unknown option(s): {', '.join(hints)}")
     _dataclass_init(self, **kwargs)
+    _check(self)
+
+
+_LISTS = (
+    "tools", "allowed_tools", "disallowed_tools", "ask_tools", "stop", "betas", "add_dirs", "setting_sources",
+)  # fmt: skip
+
+
+def _check(options: AgentOptions) -> None:
+    """Catch values that would be read wrongly: a string where a list is documented is iterated per
+    character (``add_dirs="/x"`` would grant ``/``), a session id that is a path.
+    """  # noqa: D205
+    for name in (*_LISTS, *(("skills",) if options.skills != "all" else ())):
+        value = getattr(options, name)
+        if isinstance(value, str | bytes | os.PathLike):
+            raise ConfigError(
+                f"{name} must be a list, not the single value {value!r}: write {name}=[{value!r}]"
+            )
+    try:
+        for name in ("session_id", "resume"):
+            if getattr(options, name) is not None:
+                check_session_id(getattr(options, name), name)
+    except SessionError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 AgentOptions.__init__ = _checked_init  # type: ignore[method-assign]

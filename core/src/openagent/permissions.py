@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,10 +31,21 @@ from typing import Any, Literal, TypeAlias, get_args
 from urllib.parse import urlsplit
 
 from . import _shell
+from ._policy import (
+    READ_RULES,
+    WRITE_RULES,
+    Access,
+    glob_regex,
+    path_forms,
+    path_matches,
+    protected_part,
+    split_rule,
+)
 
 __all__ = [
     "PLAN_MODE_NOTE",
     "CanUseTool",
+    "PathPolicy",
     "PermissionMode",
     "PermissionResult",
     "PermissionResultAllow",
@@ -44,6 +56,7 @@ __all__ = [
     "apply_update",
     "check_permission",
     "denied_outright",
+    "glob_regex",
     "rule_matches",
 ]
 
@@ -187,42 +200,6 @@ def apply_update(target: Any, update: PermissionUpdate | Mapping[str, Any]) -> N
 # --- rules ------------------------------------------------------------------------------------------------
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Gitignore-style globs: ``**`` crosses directories, ``*`` and ``?`` stay within one."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            ch = pattern[i]
-            out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
-            i += 1
-    return re.compile("".join(out))
-
-
-def _path_matches(specifier: str, path: str, cwd: Path | None) -> bool:
-    base = cwd or Path.cwd()
-    target = Path(path).expanduser()
-    target = target if target.is_absolute() else base / target
-    candidates = {target.as_posix()}
-    try:
-        candidates.add(target.resolve().relative_to(base.resolve()).as_posix())
-    except ValueError:
-        pass
-    if specifier.startswith("//"):  # Claude syntax: an absolute path
-        specifier = specifier[1:]
-    elif specifier.startswith("~/"):
-        specifier = str(Path(specifier).expanduser())
-    else:
-        specifier = specifier.removeprefix("./").lstrip("/")
-    regex = _glob_regex(specifier)
-    return any(regex.fullmatch(c) or regex.fullmatch(c.rstrip("/") + "/") for c in candidates)
-
-
 def _command_matches(specifier: str, command: str) -> bool:
     if specifier.endswith(":*"):
         prefix = specifier[:-2]
@@ -243,7 +220,7 @@ def _specifier_matches(specifier: str, tool_input: Mapping[str, Any], cwd: Path 
         return _command_matches(specifier, url)
     path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("notebook_path")
     if isinstance(path, str):
-        return _path_matches(specifier, path, cwd)
+        return path_matches(specifier, path_forms(path, cwd or Path.cwd())[1])
     subject = next((v for v in tool_input.values() if isinstance(v, str)), None)  # e.g. WebSearch(query)
     return subject is not None and _command_matches(specifier, subject)
 
@@ -252,15 +229,13 @@ def rule_matches(
     rule: str, tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Path | None = None
 ) -> bool:
     """Whether a rule in Claude syntax (``Read``, ``Bash(git status:*)``, ``mcp__srv``) covers the call."""
-    rule = rule.strip()
-    name, paren, rest = rule.partition("(")
-    if not paren:
-        if rule.startswith("mcp__") and rule.count("__") == 1 or rule.endswith("__*"):
-            return tool_name.startswith(rule.removesuffix("*").removesuffix("__") + "__")
-        return rule in (tool_name, "*")
-    if name != tool_name or not rest.endswith(")"):
+    name, specifier = split_rule(rule)
+    if specifier is None:
+        if name.startswith("mcp__") and name.count("__") == 1 or name.endswith("__*"):
+            return tool_name.startswith(name.removesuffix("*").removesuffix("__") + "__")
+        return name in (tool_name, "*")
+    if name != tool_name:
         return False
-    specifier = rest[:-1]
     return specifier in ("", "*") or _specifier_matches(specifier, tool_input, _path(cwd))
 
 
@@ -275,11 +250,10 @@ def _path(cwd: str | Path | None) -> Path | None:
 
 def _bash_specifier(rule: str) -> str | None:
     """A rule's Bash specifier: ``""`` for the whole tool, ``None`` when it is not a Bash rule."""
-    rule = rule.strip()
-    if rule in ("Bash", "*"):
+    name, specifier = split_rule(rule)
+    if name in ("Bash", "*") and specifier is None:
         return ""
-    name, paren, rest = rule.partition("(")
-    return rest[:-1] if name == "Bash" and paren and rest.endswith(")") else None
+    return specifier if name == "Bash" else None
 
 
 def _allowed_by(
@@ -327,6 +301,158 @@ def _bash_note(tool_name: str, tool_input: Mapping[str, Any], *, denied: bool) -
     return ""
 
 
+# --- paths, whatever the tool ---------------------------------------------------------------------------
+
+
+def _family(access: Access, purpose: Literal["deny", "allow"]) -> frozenset[str]:
+    """Rule names that govern an access: reads by ``Read``, writes by ``Edit``/``Write``; an edit reads
+    too, so a read deny rule covers it (Edit's "not found" would otherwise reveal the text).
+    """  # noqa: D205
+    if access == "read":
+        return READ_RULES
+    return READ_RULES | WRITE_RULES if access == "edit" and purpose == "deny" else WRITE_RULES
+
+
+def _path_rule(
+    rules: Sequence[str], tool_name: str, paths: Sequence[tuple[Access, str]], cwd: Path, purpose: str
+) -> str | None:
+    """For ``deny``/``ask``: the first rule naming any path the call touches. For ``allow``: a rule
+    covering every path (all of them must be covered, by their real location).
+    """  # noqa: D205
+    if not paths or not rules:
+        return None
+    wanted: Literal["deny", "allow"] = "allow" if purpose == "allow" else "deny"
+    covering: str | None = None
+    for access, path in paths:
+        real, every = path_forms(path, cwd)
+        forms = real if wanted == "allow" else every
+        found = next((r for r in rules if _names_path(r, tool_name, access, forms, wanted)), None)
+        if wanted == "deny" and found:
+            return found
+        if wanted == "allow" and not found:
+            return None
+        covering = covering or found
+    return covering
+
+
+def _names_path(rule: str, tool_name: str, access: Access, forms: list[str], purpose: Any) -> bool:
+    name, specifier = split_rule(rule)
+    if specifier in (None, "", "*") or (name != tool_name and name not in _family(access, purpose)):
+        return False
+    return path_matches(specifier, forms)
+
+
+def _rule_for(
+    rules: Sequence[str],
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    paths: Sequence[tuple[Access, str]],
+    cwd: Path | None,
+    purpose: Literal["deny", "ask", "allow"],
+) -> str | None:
+    """The rule deciding a call: for ``deny``/``ask`` the first covering the call or any of its paths; for
+    ``allow`` one covering the call, or all of its paths.
+    """  # noqa: D205
+    base = (cwd or Path()).absolute()
+    if purpose != "allow":
+        return _denied_by(rules, tool_name, tool_input, cwd) or _path_rule(
+            rules, tool_name, paths, base, purpose
+        )
+    if _allowed_by(rules, tool_name, tool_input, cwd):
+        return tool_name
+    return _path_rule(rules, tool_name, paths, base, "allow")
+
+
+def _guarded(
+    tool_name: str, paths: Sequence[tuple[Access, str]], allowed: Sequence[str], cwd: Path | None
+) -> str | None:
+    """Why a write needs an approval: it lands in a protected place that no allow rule names."""
+    cwd = (cwd or Path()).absolute()
+    for access, path in paths:
+        part = protected_part(path, cwd) if access != "read" else None
+        if part is None:
+            continue
+        real = path_forms(path, cwd)[0]
+        if any(
+            part.lower() in (split_rule(r)[1] or "").lower()
+            and _names_path(r, tool_name, access, real, "allow")
+            for r in allowed
+        ):
+            continue
+        return (
+            f"{path} is in a protected place ({part}: it configures tools that run code or holds "
+            f"credentials); writing there needs an allow rule naming it, e.g. Edit({part}/**), or an approval"
+        )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PathPolicy:
+    """The rules a tool asks again at the moment it opens a file or follows a redirect.
+
+    The permission decision is taken on the arguments; a tool checks the path it actually opens (after
+    symlinks) with `denied`, drops what search results may not show with `readable`, and asks
+    `redirect_refused` for each redirect hop of a web request.
+    """
+
+    cwd: Path
+    allowed: Sequence[str] = ()
+    disallowed: Sequence[str] = ()
+    ask: Sequence[str] = ()
+    mode: str = "default"
+
+    @classmethod
+    def of(cls, context: Any) -> PathPolicy:
+        """The policy a `ToolContext` carries, or one made from its options (a tool called directly)."""
+        found = getattr(context, "policy", None)
+        if isinstance(found, PathPolicy):
+            return found
+        options = getattr(context, "options", None)
+        return cls(
+            Path(os.path.abspath(getattr(context, "cwd", None) or ".")),
+            allowed=tuple(getattr(options, "allowed_tools", ()) or ()),
+            disallowed=tuple(getattr(options, "disallowed_tools", ()) or ()),
+            ask=tuple(getattr(options, "ask_tools", ()) or ()),
+            mode=getattr(options, "permission_mode", "default") or "default",
+        )
+
+    def denied(self, tool_name: str, path: str | os.PathLike[str], access: Access) -> str | None:
+        """The deny rule covering this access of ``path``, if any."""
+        return _path_rule(self.disallowed, tool_name, [(access, os.fspath(path))], self.cwd, "deny")
+
+    def readable(self, tool_name: str, path: str | os.PathLike[str]) -> bool:
+        """Whether a search may show this file: no deny or ask rule covers reading it (nobody can be
+        asked about each file of a search).
+        """  # noqa: D205
+        paths: list[tuple[Access, str]] = [("read", os.fspath(path))]
+        return not any(_path_rule(r, tool_name, paths, self.cwd, "deny") for r in (self.disallowed, self.ask))
+
+    def names_host(self, tool_name: str, url: str) -> bool:
+        """Whether an allow rule names this URL's host (``WebFetch(domain:localhost)``), as a private or
+        loopback address must be named to be fetched.
+        """  # noqa: D205
+        host = (urlsplit(url).hostname or "").lower()
+        return bool(host) and any(
+            (spec := split_rule(r))[0] == tool_name and (spec[1] or "").startswith("domain:")
+            and rule_matches(r, tool_name, {"url": url})
+            for r in self.allowed
+        )  # fmt: skip
+
+    def redirect_refused(self, tool_name: str, url: str, first: str) -> str | None:
+        """Why a redirect hop to ``url`` may not be followed: a deny or ask rule covers it, or it leaves
+        the first URL's host and no rule or mode allows the new one (nobody can be asked mid-request).
+        """  # noqa: D205
+        call = {"url": url}
+        if rule := _denied_by(self.disallowed, tool_name, call, self.cwd):
+            return f"the rule {rule!r} in disallowed_tools covers it"
+        if rule := _denied_by(self.ask, tool_name, call, self.cwd):
+            return f"the ask rule {rule!r} covers it and nobody can be asked during a redirect"
+        same = urlsplit(url).hostname == urlsplit(first).hostname
+        if same or self.mode == "bypassPermissions" or _allowed_by(self.allowed, tool_name, call, self.cwd):
+            return None
+        return f"no rule allows {tool_name} on its host; call {tool_name} on that URL to ask for it"
+
+
 # --- the decision -----------------------------------------------------------------------------------------
 
 
@@ -345,6 +471,7 @@ async def check_permission(
     context: ToolPermissionContext | None = None,
     cwd: str | Path | None = None,
     on_ask: Callable[[str], Awaitable[object]] | None = None,
+    paths: Sequence[tuple[Access, str]] = (),
     sandboxed: bool = False,
 ) -> PermissionResult:
     """Decide whether one tool call may run: hooks → deny rules → ask rules → mode → allow rules → callback.
@@ -362,34 +489,52 @@ async def check_permission(
         can_use_tool: The user's callback for whatever the rules and mode leave open.
         context: Passed to ``can_use_tool``.
         cwd: The run's working directory, against which relative path rules are matched.
-        on_ask: Awaited with a message just before ``can_use_tool`` is asked (fires ``Notification``).
+        on_ask: Awaited with a message just before ``can_use_tool`` is asked (the Notification hook).
+        paths: What the call reads and writes (`Tool.paths`): ``Read``/``Edit`` rules apply whatever the
+            tool; a write to a protected place needs a rule naming it or an approval, even in acceptEdits.
         sandboxed: The call runs in a working OS sandbox that may run it unasked (allowed like a rule).
     """
     where = _path(cwd)
-    if hook_decision == "deny":
-        return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
-    if rule := _denied_by(disallowed, tool_name, tool_input, where):
-        return PermissionResultDeny(message=_denial(tool_name, tool_input, rule))
-    if mode == "plan":
-        return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
-    ask_rule = _denied_by(ask, tool_name, tool_input, where)
+    if refused := _refused(tool_name, tool_input, paths, where, disallowed, mode, hook_decision, hook_reason):
+        return refused
+    ask_rule = _rule_for(ask, tool_name, tool_input, paths, where, "ask")
     if hook_decision == "ask" or ask_rule:
-        why = (
-            f"the ask rule {ask_rule!r} matched"
-            if ask_rule
-            else (hook_reason or "a hook asked for confirmation")
-        )
+        why = f"the ask rule {ask_rule!r} matched" if ask_rule else hook_reason or "a hook asked for it"
         return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
     if hook_decision == "allow" or mode == "bypassPermissions":
         return PermissionResultAllow()
+    if guard := _guarded(tool_name, paths, allowed, where):
+        if can_use_tool is None or mode == "dontAsk":  # nobody to ask: say what would allow it
+            return PermissionResultDeny(message=f"{tool_name} was denied: {guard}")
+        return await _ask(tool_name, tool_input, mode, can_use_tool, context, guard, on_ask)
     if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
         return PermissionResultAllow()
-    if sandboxed or _allowed_by(allowed, tool_name, tool_input, where):
+    if sandboxed or _rule_for(allowed, tool_name, tool_input, paths, where, "allow"):
         return PermissionResultAllow()
     if not requires_permission and mode != "dontAsk":
         return PermissionResultAllow()
     why = f"no rule allows {tool_name}{_bash_note(tool_name, tool_input, denied=False)}"
     return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
+
+
+def _refused(
+    tool_name: str,
+    tool_input: dict[str, Any],
+    paths: Sequence[tuple[Access, str]],
+    where: Path | None,
+    disallowed: Sequence[str],
+    mode: PermissionMode,
+    hook_decision: str | None,
+    hook_reason: str | None,
+) -> PermissionResultDeny | None:
+    """A denial that nothing can overturn: a hook's, a deny rule's, or plan mode's."""
+    if hook_decision == "deny":
+        return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
+    if rule := _rule_for(disallowed, tool_name, tool_input, paths, where, "deny"):
+        return PermissionResultDeny(message=_denial(tool_name, tool_input, rule))
+    if mode == "plan":
+        return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
+    return None
 
 
 async def _ask(

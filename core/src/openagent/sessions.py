@@ -16,17 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
 import anyio
 import anyio.to_thread
-from pydantic import Field, TypeAdapter
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
+from ._history import UNFINISHED_CALL, history_from_entries
+from ._keys import check_key, check_session_id, file_name, id_of
 from .errors import SessionError
 from .types import AssistantMessage, Message, UserMessage, parse_message
 
@@ -37,6 +38,9 @@ __all__ = [
     "SessionKey",
     "SessionListEntry",
     "SessionStore",
+    "UNFINISHED_CALL",
+    "check_key",
+    "check_session_id",
     "delete_session",
     "entry_for",
     "fork_session",
@@ -55,6 +59,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("openagent.sessions")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one cannot be written as UTF-8
 
 
 class SessionKey(TypedDict):
@@ -105,11 +110,12 @@ def encode_entries(entries: list[dict[str, Any]]) -> list[tuple[str | None, str]
         if uuid is not None and not isinstance(uuid, str):
             raise SessionError(f"session entry {i} has a non-string uuid: {uuid!r}")
         try:
-            encoded.append(
-                (uuid, json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
-            )
-        except (TypeError, ValueError) as exc:
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            if not text.isascii() and _SURROGATE.search(text):  # escaped, it round-trips exactly
+                text = json.dumps(entry, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError) as exc:
             raise SessionError(f"session entry {i} is not JSON-serializable: {exc}") from exc
+        encoded.append((uuid, text))
     return encoded
 
 
@@ -139,38 +145,6 @@ def entry_for(message: Message, session_id: str) -> dict[str, Any]:
     }
 
 
-def history_from_entries(entries: Sequence[dict[str, Any]]) -> list[UserMessage | AssistantMessage]:
-    """Rebuild the model's message history from a transcript, exactly as the original run sent it.
-
-    Subagent messages (``parent_tool_use_id`` set) and turns cut off mid-stream are not part of it; a
-    compaction entry restarts the history from the compacted one it carries.
-    """
-    start, history = 0, []
-    for index in range(len(entries) - 1, -1, -1):  # only what follows the last compaction matters
-        if entries[index].get("type") == "system" and "history" in entries[index]:
-            start, history = index + 1, list(entries[index]["history"])
-            break
-    history += [
-        e["message"] for e in entries[start:] if e.get("type") in ("user", "assistant") and "message" in e
-    ]
-    return [  # validated in one call: a 10,000-message resume is dominated by this
-        m
-        for m in _history_adapter().validate_python(history)
-        if not m.parent_tool_use_id
-        and not (isinstance(m, AssistantMessage) and m.stop_reason == "incomplete")
-    ]
-
-
-_HISTORY: TypeAdapter[list[UserMessage | AssistantMessage]] | None = None
-
-
-def _history_adapter() -> TypeAdapter[list[UserMessage | AssistantMessage]]:
-    global _HISTORY
-    if _HISTORY is None:
-        _HISTORY = TypeAdapter(list[Annotated[UserMessage | AssistantMessage, Field(discriminator="type")]])
-    return _HISTORY
-
-
 def _default_root() -> Path:
     import platformdirs
 
@@ -191,13 +165,19 @@ class JSONLSessionStore:
         self.root = Path(root) if root is not None else _default_root()
         self.durability = durability
         self._seen: dict[Path, set[str]] = {}
+        self._ends: dict[Path, int] = {}  # where our last append ended: no torn line can follow it
         self.warnings: list[str] = []
         """Problems met while loading (torn or corrupt lines), newest last."""
 
     def _path(self, key: SessionKey) -> Path:
-        base = self.root / key["project_key"] / key["session_id"]
+        """The file of a transcript: every part of the key a file name of its own (`file_name`)."""
+        check_key(key)
+        folder, name = self.root / file_name(key["project_key"]), file_name(key["session_id"])
         subpath = key.get("subpath")
-        return base / f"{subpath}.jsonl" if subpath else base.with_suffix(".jsonl")
+        if not subpath:
+            return folder / f"{name}.jsonl"
+        *inner, last = [file_name(part) for part in subpath.split("/")]
+        return folder.joinpath(name, *inner, f"{last}.jsonl")
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Append ``entries``, skipping uuids already stored."""
@@ -219,13 +199,16 @@ class JSONLSessionStore:
             raise SessionError(f"cannot write session file {path}: {exc}") from exc
         seen.update(uuid for uuid, _ in fresh if uuid is not None)
 
-    @staticmethod
-    def _write(path: Path, data: str, fsync: bool) -> None:
+    def _write(self, path: Path, data: str, fsync: bool) -> None:
         """Append under an exclusive lock on ``<session>.lock``: writers never interleave lines."""
-        with path.with_suffix(".lock").open("a") as lock, path.open("a", encoding="utf-8") as fh:
+        with path.with_suffix(".lock").open("a") as lock, path.open("a+b") as fh:
             if fcntl is not None:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            fh.write(data)
+            end = fh.seek(0, os.SEEK_END)
+            if end and end != self._ends.get(path):  # a last line we did not write may be torn: check it
+                fh.seek(-1, os.SEEK_END)
+                data = data if fh.read(1) == b"\n" else "\n" + data  # start on a line of our own
+            self._ends[path] = end + fh.write(data.encode("utf-8"))
             fh.flush()
             if fsync:
                 os.fsync(fh.fileno())
@@ -243,30 +226,38 @@ class JSONLSessionStore:
             raise SessionError(f"cannot read session file {path}: {exc}") from exc
         lines = raw.split(b"\n")
         try:  # the common case, a whole file, in one call
-            return list(json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]"))
-        except ValueError:
+            entries = json.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
+            if all(type(e) is dict for e in entries):
+                return list(entries)
+        except (ValueError, RecursionError):  # a line nested past the parser's limit is a corrupt line
             pass
-        entries: list[dict[str, Any]] = []
+        entries = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                entries.append(json.loads(line))
-            except ValueError:
+                entry = json.loads(line)
+                what = (
+                    "" if type(entry) is dict else f"line that is a JSON {type(entry).__name__}, not an entry"
+                )
+            except (ValueError, RecursionError):
                 torn = number == len(lines) or (number == len(lines) - 1 and not lines[-1])
                 what = "torn last line (an interrupted write)" if torn else "corrupt line"
-                message = f"{path}:{number}: skipped a {what}: {line[:80]!r}"
-                self.warnings.append(message)
-                logger.warning("%s", message)
+            if not what:
+                entries.append(entry)
+                continue
+            self.warnings.append(message := f"{path}:{number}: skipped a {what}: {line[:80]!r}")
+            logger.warning("%s", message)
         return entries
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """Sessions of a project with their last modification time (epoch ms)."""
-        folder = self.root / project_key
+        folder = self.root / file_name(project_key)
         if not folder.is_dir():
             return []
         return [
-            {"session_id": p.stem, "mtime": int(p.stat().st_mtime * 1000)} for p in folder.glob("*.jsonl")
+            {"session_id": id_of(p.stem), "mtime": int(p.stat().st_mtime * 1000)}
+            for p in folder.glob("*.jsonl")
         ]
 
     async def delete(self, key: SessionKey) -> None:
@@ -282,12 +273,16 @@ class JSONLSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths stored under a session (subagent transcripts)."""
-        folder = self.root / key["project_key"] / key["session_id"]
-        return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.rglob("*.jsonl"))
+        folder = self._path({**key, "subpath": ""}).with_suffix("")
+        return sorted(
+            "/".join(id_of(part) for part in p.relative_to(folder).with_suffix("").parts)
+            for p in folder.rglob("*.jsonl")
+        )
 
     async def aclose(self) -> None:
         """Forget cached state (files are closed after every append)."""
         self._seen.clear()
+        self._ends.clear()
 
 
 def open_store(spec: SessionStore | str | None) -> SessionStore:
@@ -316,6 +311,7 @@ class MemorySessionStore:
 
     @staticmethod
     def _key(key: SessionKey) -> tuple[str, str, str]:
+        check_key(key)
         return key["project_key"], key["session_id"], key.get("subpath") or ""
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
@@ -396,7 +392,7 @@ class _Scope:
         self.store = open_store(store)
 
     def key(self, session_id: str) -> SessionKey:
-        return {"project_key": self.project, "session_id": session_id}
+        return {"project_key": self.project, "session_id": check_session_id(session_id)}
 
     async def entries(self, session_id: str) -> list[dict[str, Any]]:
         entries = await self.store.load(self.key(session_id))
@@ -482,7 +478,16 @@ async def get_session_messages(
 ) -> list[Message]:
     """Every message a session recorded, in order (subagent messages included)."""
     entries = await get_session_entries(session_id, cwd=cwd, store=store)
-    return [parse_message(e["message"]) for e in entries if "message" in e]
+    messages: list[Message] = []
+    for position, entry in enumerate(entries):
+        try:
+            if isinstance(entry, dict) and "message" in entry:
+                messages.append(parse_message(entry["message"]))
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            logger.warning(
+                "skipped entry %d of session %s: not a valid message: %s", position, session_id, exc
+            )
+    return messages
 
 
 async def session_info(
@@ -568,8 +573,9 @@ async def restore(
     ``resume_session_at`` (only the transcript up to that message: then the run always forks).
     """  # noqa: D205
     project = project_key_for(cwd)
+    session_id = check_session_id(session_id)
     timeout = getattr(options, "session_load_timeout", None)
-    source = options.resume
+    source = None if options.resume is None else check_session_id(options.resume, "resume id")
     if source is None and options.continue_conversation:
         with anyio.fail_after(timeout):
             _, sessions = await _optional(store, "list_sessions", project)

@@ -7,6 +7,14 @@ loads all; openagent's loads none, so a run never picks up files implicitly):
 - ``"project"``: every directory from the repository root (the nearest parent with ``.git``) down to ``cwd``;
 - ``"local"``: ``CLAUDE.local.md`` and ``.claude/settings.local.json`` / ``.openagent/settings.local.toml``.
 
+Workspace trust: what a project folder says can be the work of whoever wrote the repository. Prompts load
+from any source (memory, skills, commands, agents: they are text for the model, not power), and so do deny
+and ask rules (they only narrow). What changes where requests and keys go, widens permissions or starts
+processes — ``permissions.allow``, ``permissions.defaultMode``, ``permissions.additionalDirectories``,
+``env``, the MCP servers of ``.mcp.json``, a subagent's model naming a provider — takes effect only with
+``AgentOptions(trust_project=True)`` (or the `project_digest` the user approved); otherwise it is listed in
+`ProjectSettings.untrusted`, logged, and reported in the init message as ``ignored_settings``.
+
 Memory files (``CLAUDE.md``, ``.claude/CLAUDE.md``, ``AGENTS.md``; ``CLAUDE.local.md`` for ``local``) are
 appended to the system prompt in that order — user first, then the project from its root down to ``cwd``,
 then local — each under a heading naming its path. ``@path`` imports inside them are inlined (five levels
@@ -17,21 +25,37 @@ found further away. A malformed file is skipped with a warning naming it and the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from .errors import masked
 from .tools import Tool, tool
 
-__all__ = ["Command", "ProjectSettings", "Skill", "load_settings"]
+__all__ = [
+    "SETTINGS_FILES",
+    "Command",
+    "ProjectSettings",
+    "Skill",
+    "load_settings",
+    "project_digest",
+    "untrusted_settings",
+]
 
 logger = logging.getLogger("openagent.settings")
 
 MEMORY_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md")
+SETTINGS_FILES = {
+    "project": (".claude/settings.json", ".mcp.json"),
+    "local": (".claude/settings.local.json", ".openagent/settings.local.toml"),
+}
+"""The settings files each source reads in every project folder (the CLI also reads
+``.openagent/settings.toml``)."""
 MAX_IMPORT_DEPTH = 5
 _IMPORT = re.compile(r"(?<![\w`])@((?:~|\.{1,2})?/?[\w./-]+\.\w+)")
 
@@ -76,6 +100,27 @@ class ProjectSettings:
     disallowed_tools: list[str] = field(default_factory=list)
     ask_tools: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """What a trusted project sets for the run: ``permission_mode``, ``add_dirs``, ``env``,
+    ``mcp_servers``."""
+    untrusted: list[str] = field(default_factory=list)
+    """The settings ignored because the project is not trusted, as ``"file: key = value"`` lines."""
+
+    def apply(self, options: Any) -> Any:
+        """``options`` with a trusted project's settings filled in where the code left the defaults (the
+        options themselves are never changed: a copy is returned when there is anything to apply).
+        """  # noqa: D205
+        found = self.overrides
+        changes: dict[str, Any] = {}
+        if "permission_mode" in found and options.permission_mode == "default":
+            changes["permission_mode"] = found["permission_mode"]
+        if "add_dirs" in found:
+            changes["add_dirs"] = [*options.add_dirs, *found["add_dirs"]]
+        if "env" in found:
+            changes["env"] = {**found["env"], **options.env}
+        if "mcp_servers" in found:
+            changes["mcp_servers"] = {**found["mcp_servers"], **(options.mcp_servers or {})}
+        return replace(options, **changes) if changes else options
 
     def system_prompt(self, base: str | None) -> str | None:
         """``base`` followed by the memory files and the skill catalogue."""
@@ -88,12 +133,13 @@ class ProjectSettings:
 
     def describe(self) -> dict[str, Any]:
         """What ``SystemMessage(subtype="init").data`` lists."""
-        return {
+        described = {
             "memory_files": [str(p) for p, _ in self.memory],
             "skills": list(self.skills),
             "slash_commands": list(self.commands),
             "agents": list(self.agents),
         }
+        return {**described, "ignored_settings": list(self.untrusted)} if self.untrusted else described
 
     def expand(self, prompt: str) -> str:
         """A ``/name args`` prompt expanded to its command's text; `ValueError` for an unknown command."""
@@ -194,7 +240,12 @@ def _imports(text: str, origin: Path, root: Path, settings: ProjectSettings, dep
 
 
 def _read_folder(
-    folder: Path, claude: Path | None, root: Path, settings: ProjectSettings, memory_files: Sequence[str]
+    folder: Path,
+    claude: Path | None,
+    root: Path,
+    settings: ProjectSettings,
+    memory_files: Sequence[str],
+    trusted: bool = True,
 ) -> None:
     """Memory files in ``folder``; skills, commands and agents under ``claude``; imports confined to root."""
     for name in memory_files:
@@ -221,47 +272,128 @@ def _read_folder(
                 name, str(meta.get("description", "")), body, path, meta.get("argument-hint"),
                 _names(meta.get("allowed-tools")),
             )  # fmt: skip
+    _read_agents(claude, settings, trusted)
+
+
+def _read_agents(claude: Path, settings: ProjectSettings, trusted: bool) -> None:
+    """Agent definitions; an untrusted one keeps its prompt and tools, not a model naming a provider (that
+    would send the conversation, and a key, to an endpoint the user did not pick).
+    """  # noqa: D205
+    from .agents import AgentDefinition
+
     for path in sorted(claude.glob("agents/*.md")):
         if (parsed := _front_matter(path, settings)) is not None:
             meta, body = parsed
-            from .agents import AgentDefinition
-
             name = str(meta.get("name") or path.stem)
+            model = meta.get("model")
+            if isinstance(model, str) and ":" in model and not trusted:
+                settings.untrusted.append(f"{path}: model = {model!r}")
+                model = None
             tools = _names(meta.get("tools")) or None
-            settings.agents[name] = AgentDefinition(
-                str(meta.get("description", "")), body, tools, meta.get("model")
-            )
+            settings.agents[name] = AgentDefinition(str(meta.get("description", "")), body, tools, model)
 
 
-_PERMISSION_FILES = (".claude/settings.local.json", ".openagent/settings.local.toml")
+def _parse(path: Path, settings: ProjectSettings) -> dict[str, Any] | None:
+    """A JSON or TOML settings file as a mapping; None (with a warning naming file and line) otherwise."""
+    import tomllib  # lazily, like yaml: only projects with these files pay for it
+
+    try:
+        raw = path.read_text(encoding="utf-8")
+        data = tomllib.loads(raw) if path.suffix == ".toml" else json.loads(raw)
+    except (OSError, ValueError) as exc:  # JSON, TOML and UTF-8 decoding errors are ValueErrors
+        settings.warnings.append(f"{path}:{getattr(exc, 'lineno', 1)}: not loaded: {exc}")
+        return None
+    if not isinstance(data, dict):
+        settings.warnings.append(f"{path}:1: not loaded: not a mapping of settings")
+        return None
+    return data
 
 
-def _local_permissions(folder: Path, settings: ProjectSettings) -> None:
-    for path in (folder / name for name in _PERMISSION_FILES):
-        if not path.is_file():
+def _permissions(data: Mapping[str, Any]) -> dict[str, Any]:
+    found = data.get("permissions")
+    return found if isinstance(found, dict) else {}
+
+
+def _powerful(data: Mapping[str, Any], folder: Path) -> dict[str, Any]:
+    """The settings of a file that change where requests go, widen permissions or start processes."""
+    from .permissions import PermissionMode
+
+    permissions = _permissions(data)
+    mode = permissions.get("defaultMode")
+    env, servers = data.get("env"), data.get("mcpServers")
+    dirs = [str(folder / Path(d).expanduser()) for d in _names(permissions.get("additionalDirectories"))]
+    return {
+        "permissions.allow": _names(permissions.get("allow", [])),
+        "permissions.defaultMode": mode if mode in get_args(PermissionMode) else None,
+        "permissions.additionalDirectories": dirs,
+        "env": {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None,
+        "mcpServers": {str(k): v for k, v in servers.items()} if isinstance(servers, dict) else None,
+    }
+
+
+def _settings_file(path: Path, folder: Path, settings: ProjectSettings, trusted: bool) -> None:
+    """Deny and ask rules always; the powerful settings only when trusted (else listed as ignored)."""
+    data = _parse(path, settings)
+    if data is None:
+        return
+    permissions = _permissions(data)
+    settings.disallowed_tools += _names(permissions.get("deny", []))
+    settings.ask_tools += _names(permissions.get("ask", []))
+    found = settings.overrides
+    for key, value in _powerful(data, folder).items():
+        if not value:
             continue
-        import tomllib  # lazily, like yaml: only projects with these files pay for it
-
-        try:
-            raw = path.read_text(encoding="utf-8")
-            data = tomllib.loads(raw) if path.suffix == ".toml" else json.loads(raw)
-        except (ValueError, tomllib.TOMLDecodeError) as exc:
-            line = getattr(exc, "lineno", 1)
-            settings.warnings.append(f"{path}:{line}: not loaded: {exc}")
-            continue
-        permissions = data.get("permissions", {}) if isinstance(data, dict) else {}
-        settings.allowed_tools += _names(permissions.get("allow", []))
-        settings.disallowed_tools += _names(permissions.get("deny", []))
-        settings.ask_tools += _names(permissions.get("ask", []))
+        if not trusted:
+            shown = json.dumps(masked(value), ensure_ascii=False, default=str)
+            settings.untrusted.append(f"{path}: {key} = {shown[:300]}{'…' if len(shown) > 300 else ''}")
+        elif key == "permissions.allow":
+            settings.allowed_tools += value
+        elif key == "permissions.defaultMode":
+            found["permission_mode"] = value
+        elif key == "permissions.additionalDirectories":
+            found.setdefault("add_dirs", []).extend(value)
+        else:
+            found.setdefault("env" if key == "env" else "mcp_servers", {}).update(value)
 
 
-def _read_local(folders: list[Path], settings: ProjectSettings, trusted: bool) -> None:
+def _settings_files(
+    folders: Sequence[Path], sources: Sequence[str], settings: ProjectSettings, trusted: bool
+) -> None:
     for folder in folders:
-        _read_folder(folder, None, folders[0], settings, ("CLAUDE.local.md",))
-        if trusted:
-            _local_permissions(folder, settings)
-        elif any((folder / name).is_file() for name in _PERMISSION_FILES):
-            settings.warnings.append(f"{folder}: permission rules not loaded: the project is not trusted")
+        for source in ("project", "local"):
+            for name in SETTINGS_FILES[source] if source in sources else ():
+                if (folder / name).is_file():
+                    _settings_file(folder / name, folder, settings, trusted)
+
+
+def project_digest(cwd: str | Path) -> str:
+    """A hash of every file of the project whose settings need trust (settings files, ``.mcp.json``, agent
+    definitions, the CLI's ``.openagent/settings.toml``) from the repository root down to ``cwd``: what a
+    user trusted is the folder as it was, and any change to these files needs trust again.
+    """  # noqa: D205
+    digest = hashlib.sha256()
+    folders = _project_folders(Path(cwd).resolve())
+    names = (*SETTINGS_FILES["project"], *SETTINGS_FILES["local"], ".openagent/settings.toml")
+    for folder in folders:
+        for path in [*(folder / n for n in names), *sorted((folder / ".claude").glob("agents/*.md"))]:
+            if path.is_file():
+                digest.update(f"{path.relative_to(folders[0]).as_posix()}\0".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def untrusted_settings(cwd: str | Path, sources: Sequence[str] = ("project", "local")) -> list[str]:
+    """The settings of the project at ``cwd`` that would take effect only if it were trusted, as
+    ``"file: key = value"`` lines (what a trust prompt shows).
+    """  # noqa: D205
+    settings = ProjectSettings()
+    folders = _project_folders(Path(cwd).resolve())
+    _settings_files(folders, sources, settings, trusted=False)
+    if "project" in sources:
+        for folder in folders:
+            if (folder / ".claude" / "agents").is_dir():
+                _read_agents(folder / ".claude", settings, trusted=False)
+    return settings.untrusted
 
 
 def _project_folders(cwd: Path) -> list[Path]:
@@ -269,6 +401,14 @@ def _project_folders(cwd: Path) -> list[Path]:
     chain = [cwd, *cwd.parents]
     root = next((p for p in chain if (p / ".git").exists()), cwd)
     return list(reversed(chain[: chain.index(root) + 1]))
+
+
+def _read_user(settings: ProjectSettings) -> None:
+    import platformdirs
+
+    for home in (Path.home() / ".claude", Path(platformdirs.user_config_dir("openagent", appauthor=False))):
+        if home.is_dir():
+            _read_folder(home, home, home, settings, ("CLAUDE.md",))
 
 
 def _plugin_skills(settings: ProjectSettings) -> None:
@@ -279,35 +419,45 @@ def _plugin_skills(settings: ProjectSettings) -> None:
 
 
 def load_settings(
-    sources: Sequence[str], cwd: Path, skills: Sequence[str] | str = "all", *, trust_project: bool = True
+    sources: Sequence[str],
+    cwd: Path,
+    skills: Sequence[str] | str = "all",
+    *,
+    trust_project: bool | str = False,
 ) -> ProjectSettings:
     """Read what ``sources`` (``user``, ``project``, ``local``) provide, for a run in ``cwd``.
 
-    Without ``trust_project`` the project's permission rules are skipped (and a warning says so).
+    ``trust_project`` is the option: ``True``, or the `project_digest` a user approved (then
+    only while the files are unchanged). Without it the project's powerful settings are not applied but
+    listed in `ProjectSettings.untrusted` (see the module's docstring).
     """
-    import platformdirs
-
     settings = ProjectSettings()
     cwd = cwd.resolve()
     folders = _project_folders(cwd)
+    trust = trust_project
+    trusted = trust is True or (isinstance(trust, str) and trust == project_digest(cwd))
+    if isinstance(trust, str) and not trusted:
+        settings.warnings.append(f"the settings of {folders[0]} changed since they were trusted: not trusted")
     _plugin_skills(settings)  # installed plugins' skills come first: project files override them
     if "user" in sources:
-        for home in (
-            Path.home() / ".claude",
-            Path(platformdirs.user_config_dir("openagent", appauthor=False)),
-        ):
-            if home.is_dir():
-                _read_folder(home, home, home, settings, ("CLAUDE.md",))
+        _read_user(settings)
     if "project" in sources:
         for folder in folders:
-            _read_folder(folder, folder / ".claude", folders[0], settings, MEMORY_FILES)
+            _read_folder(folder, folder / ".claude", folders[0], settings, MEMORY_FILES, trusted)
     if "local" in sources:
-        _read_local(folders, settings, trust_project)
+        for folder in folders:
+            _read_folder(folder, None, folders[0], settings, ("CLAUDE.local.md",))
+    _settings_files(folders, sources, settings, trusted)
     if skills != "all":
         unknown = set(skills) - set(settings.skills)
         if unknown:
             settings.warnings.append(f"skills not found: {', '.join(sorted(unknown))}")
         settings.skills = {n: s for n, s in settings.skills.items() if n in skills}
+    if settings.untrusted:
+        settings.warnings.append(
+            f"ignored until the project is trusted (AgentOptions(trust_project=True), or openagent's trust "
+            f"prompt): {'; '.join(settings.untrusted)}"
+        )
     for warning in settings.warnings:
         logger.warning("%s", warning)
     return settings

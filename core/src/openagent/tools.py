@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, get_type_hints, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -23,6 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
+
+if TYPE_CHECKING:
+    from ._policy import Access
+    from .permissions import PathPolicy
 
 __all__ = [
     "SdkMcpServer",
@@ -55,6 +59,8 @@ class ToolContext:
     """How many subagents deep this call is (0 for the top-level agent)."""
     tools: Mapping[str, Tool] | None = None
     """The calling conversation's tools (subagents inherit them without reconnecting MCP servers)."""
+    policy: PathPolicy | None = None
+    """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
     tasks: dict[str, Any] | None = None
     """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
 
@@ -103,6 +109,10 @@ class Tool:
     style: str = "kwargs"
     """``kwargs``: the handler takes the arguments as keyword arguments; ``args``: one dict (Claude form)."""
     context_param: str | None = field(default=None, repr=False)
+    paths: Mapping[str, Access] | None = None
+    """Arguments that are paths and how the tool uses them (``{"file_path": "read"}``; ``write``, or
+    ``edit`` for both), so path rules and protected places apply to it; ``None``: the usual names
+    (``path``, ``file_path`` …) are taken as paths, ``{}``: the tool touches no file."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -115,22 +125,25 @@ class Tool:
         """Validate ``arguments``, run the handler, and return its result (errors become error results)."""
         if self.handler is None:
             raise ToolError(f"tool {self.name!r} is client-side: answer it with Client.add_tool_result()")
+        limit = self.max_result_chars
         try:
             kwargs = self._validate(arguments)
         except ValidationError as exc:
-            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}")
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: {_readable(exc)}", limit)
+        except RecursionError:
+            return _error(tool_use_id, f"Invalid arguments for tool {self.name}: nested too deeply", limit)
         if self.context_param:
             kwargs[self.context_param] = context
         try:
             with anyio.fail_after(self.timeout):
                 value = await self._invoke(kwargs)
         except TimeoutError:
-            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s")
+            return _error(tool_use_id, f"Tool {self.name} timed out after {self.timeout} s", limit)
         except ToolError as exc:
-            return _error(tool_use_id, str(exc))
+            return _error(tool_use_id, str(exc), limit)
         except Exception as exc:
             logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
-            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}")
+            return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}", limit)
         content, is_error = _content(value)
         return ToolResultBlock(
             tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
@@ -156,15 +169,18 @@ class Tool:
         return await result if inspect.isawaitable(result) else result
 
 
-def _error(tool_use_id: str, message: str) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=tool_use_id, content=message, is_error=True)
+def _error(tool_use_id: str, message: str, limit: int) -> ToolResultBlock:
+    """An error result, cut at the tool's ``max_result_chars`` like any result (hostile input can be long)."""
+    return ToolResultBlock(tool_use_id=tool_use_id, content=_truncate(message, limit), is_error=True)
 
 
-def _readable(exc: ValidationError) -> str:
+def _readable(exc: ValidationError, shown: int = 200) -> str:
+    """The validation errors in one line, each offending value cut to ``shown`` characters."""
     parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        got = f" (got {err['input']!r})" if err["type"] != "missing" else ""
+    for err in exc.errors(include_url=False)[:20]:
+        where = ".".join(str(p) for p in err["loc"])[:shown] or "arguments"
+        got = repr(err["input"]) if err["type"] != "missing" else ""
+        got = f" (got {got[:shown]}{'…' if len(got) > shown else ''})" if got else ""
         parts.append(f"{where}: {err['msg']}{got}")
     return "; ".join(parts)
 
@@ -304,6 +320,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -317,6 +334,7 @@ def tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     is_read_only: bool = False,
     requires_permission: bool = False,
+    paths: Mapping[str, Access] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a function.
 
@@ -331,12 +349,14 @@ def tool(
         max_result_chars: Longer results are truncated with a notice.
         is_read_only: The tool changes nothing.
         requires_permission: Deny it unless a rule, a mode or ``can_use_tool`` allows it.
+        paths: Which arguments are paths it reads, writes or edits (see `Tool.paths`).
     """
     settings: dict[str, Any] = {
         "timeout": timeout,
         "max_result_chars": max_result_chars,
         "is_read_only": is_read_only,
         "requires_permission": requires_permission,
+        "paths": paths,
     }
     if callable(func_or_name):
         return _from_function(func_or_name, None, None, **settings)

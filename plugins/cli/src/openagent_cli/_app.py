@@ -10,9 +10,9 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from openagent.errors import ConfigError, OpenAgentError
+from openagent.errors import ConfigError, OpenAgentError, mask_url
 
-from ._settings import PERMISSION_MODES, Settings, load_settings
+from ._settings import PERMISSION_MODES, Settings, load_settings, user_file
 
 __all__ = ["PluginGroup", "cli", "fail", "main", "model_options", "options_from", "settings_from"]
 
@@ -23,8 +23,8 @@ EXIT_USAGE = 2
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """Print one clear line on stderr and exit with ``code``."""
-    click.echo(f"openagent: error: {message}", err=True)
+    """Print one clear line on stderr (credentials in URLs masked) and exit with ``code``."""
+    click.echo(f"openagent: error: {mask_url(message)}", err=True)
     sys.exit(code)
 
 
@@ -89,6 +89,10 @@ def _configure_logging(verbose: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("stamina").setLevel(logging.INFO if verbose else logging.ERROR)
+    # the trust notice (settings_from) already lists what an untrusted folder's settings lose
+    handler.addFilter(
+        lambda record: not record.getMessage().startswith("ignored until the project is trusted")
+    )
 
 
 def model_options(func: F) -> F:
@@ -115,6 +119,11 @@ def model_options(func: F) -> F:
         click.option(
             "-c", "--continue", "continue_", is_flag=True, help="Continue the most recent session here."
         ),
+        click.option(
+            "--trust/--no-trust",
+            default=None,
+            help="Trust this folder's settings files for this run (or not), without asking.",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -122,7 +131,9 @@ def model_options(func: F) -> F:
 
 
 def settings_from(params: dict[str, Any]) -> Settings:
-    """Settings merged from the files, the environment and the flags in ``params``."""
+    """Settings merged from the files, the environment and the flags in ``params``; asks on a terminal
+    whether to trust the folder when its settings need it, and says on stderr what an untrusted one loses.
+    """  # noqa: D205
     flags = {
         key: params.get(key)
         for key in ("model", "base_url", "system_prompt", "permission_mode", "max_turns", "sandbox")
@@ -131,9 +142,12 @@ def settings_from(params: dict[str, Any]) -> Settings:
     flags["allowed_tools"] = list(params.get("allowed_tools") or ()) or None
     flags["disallowed_tools"] = list(params.get("disallowed_tools") or ()) or None
     try:
-        return load_settings(flags, Path.cwd())
+        settings = load_settings(flags, Path.cwd(), trust=params.get("trust"), ask=True)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    if notice := settings.trust.notice(user_file()):
+        click.echo(notice, err=True)
+    return settings
 
 
 def options_from(settings: Settings, **more: Any) -> Any:
@@ -148,6 +162,8 @@ def options_from(settings: Settings, **more: Any) -> Any:
     for key in ("tools", "allowed_tools", "disallowed_tools"):
         fields[key] = list(settings.get(key) or ())
     fields["permission_mode"] = settings.get("permission_mode") or "default"
+    fields["setting_sources"] = ["user", "project", "local"]  # prompts load anywhere; power needs trust
+    fields["trust_project"] = settings.trust.option()
     return AgentOptions(**fields, **more)
 
 

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from openagent.errors import ConfigError, OpenAgentError
+from openagent.errors import ConfigError, OpenAgentError, mask_url
 from openagent.types import (
     AssistantMessage,
     Message,
@@ -81,16 +81,20 @@ async def _drive(prompt: str, options: Any, printer: Printer) -> None:
 
 def run_headless(prompt: str, options: Any, *, as_json: bool) -> int:
     """Run ``prompt`` to its result; returns the exit status (0 success, 1 failure, 2 bad usage)."""
+    for stream in (sys.stdout, sys.stderr):  # hostile text (a lone surrogate) must not end the run
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     printer = Printer(sys.stdout, sys.stderr, as_json=as_json)
     try:
         anyio.run(_drive, prompt, options, printer)
     except ConfigError as exc:
         printer.end_line()
-        print(f"openagent: error: {exc}", file=sys.stderr)
+        print(f"openagent: error: {mask_url(str(exc))}", file=sys.stderr)
         return 2
     except OpenAgentError as exc:
         printer.end_line()
-        print(f"openagent: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"openagent: error: {type(exc).__name__}: {mask_url(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         printer.end_line()

@@ -13,7 +13,7 @@ import anyio
 import asyncpg  # type: ignore[import-untyped]  # asyncpg ships no type information
 
 from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.sessions import SessionKey, SessionListEntry, check_key, encode_entries, require_asyncio
 
 __all__ = ["PostgresSessionStore"]
 
@@ -121,6 +121,7 @@ class PostgresSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order, atomically; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         encoded = encode_entries(entries)
         uuids, texts = [u for u, _ in encoded], [t for _, t in encoded]
         if not texts:
@@ -135,6 +136,7 @@ class PostgresSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         query = (
             f'SELECT entry::text FROM "{self.table}" '
             "WHERE project_key = $1 AND session_id = $2 AND subpath = $3 "
@@ -156,6 +158,7 @@ class PostgresSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         query = f'DELETE FROM "{self.table}" WHERE project_key = $1 AND session_id = $2'
         args: list[str] = [key["project_key"], key["session_id"]]
         if sub := key.get("subpath"):
@@ -164,6 +167,7 @@ class PostgresSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         query = (
             f'SELECT DISTINCT subpath FROM "{self.table}" WHERE project_key = $1 AND session_id = $2 '
             "AND subpath <> '' ORDER BY subpath"

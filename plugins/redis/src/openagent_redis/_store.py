@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from openagent.errors import SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.sessions import SessionKey, SessionListEntry, check_key, encode_entries, require_asyncio
 
 __all__ = ["RedisSessionStore"]
 
@@ -130,6 +130,7 @@ class RedisSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order, atomically; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         args = _encode(entries)
         if not args:
             return
@@ -142,6 +143,7 @@ class RedisSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         with self._errors("load", key):
             raw = await self._redis.lrange(self._base(key) + "e:" + (key.get("subpath") or ""), 0, -1)
             return [json.loads(item) for item in raw] or None
@@ -157,6 +159,7 @@ class RedisSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         base, sub = self._base(key), key.get("subpath") or ""
         with self._errors("delete", key):
             if not sub:
@@ -171,6 +174,7 @@ class RedisSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         with self._errors("list subkeys of", key):
             members = cast("set[bytes]", await self._redis.smembers(self._base(key) + "subkeys"))
         return sorted(m.decode() for m in members)

@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 
 from openagent.errors import ConfigError, SessionError
-from openagent.sessions import SessionKey, SessionListEntry, encode_entries, require_asyncio
+from openagent.sessions import SessionKey, SessionListEntry, check_key, encode_entries, require_asyncio
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -108,6 +108,7 @@ class SQLiteSessionStore:
 
     async def append(self, key: SessionKey, entries: list[dict[str, Any]]) -> None:
         """Persist ``entries`` in order in one transaction; an entry whose ``uuid`` is stored is skipped."""
+        check_key(key)
         rows = encode_entries(entries)
         if not rows:
             return
@@ -124,6 +125,7 @@ class SQLiteSessionStore:
 
     async def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
         """Every entry appended under ``key`` in order, or ``None`` if nothing was ever written there."""
+        check_key(key)
         async with self._connection("load", key) as conn:
             cursor = await conn.execute(
                 "SELECT entry FROM session_entries WHERE project_key = ? AND session_id = ? AND subpath = ? "
@@ -146,6 +148,7 @@ class SQLiteSessionStore:
 
     async def delete(self, key: SessionKey) -> None:
         """Delete one transcript; a key without ``subpath`` takes its subagent transcripts with it."""
+        check_key(key)
         pk, sid, sub = _parts(key)
         query, args = "DELETE FROM session_entries WHERE project_key = ? AND session_id = ?", [pk, sid]
         if sub:
@@ -156,6 +159,7 @@ class SQLiteSessionStore:
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """The subpaths (subagent transcripts) stored under a session, sorted."""
+        check_key(key)
         async with self._connection("list subkeys of", key) as conn:
             cursor = await conn.execute(
                 "SELECT DISTINCT subpath FROM session_entries WHERE project_key = ? AND session_id = ? "

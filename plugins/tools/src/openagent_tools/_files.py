@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import io
+import os
 from itertools import islice
 from typing import Annotated, Any
 
@@ -10,7 +12,7 @@ from pydantic import Field
 
 from openagent import ToolContext, ToolError, tool
 
-from ._paths import display, resolve
+from ._paths import display, open_read, read_bytes, resolve, write_bytes
 
 __all__ = ["edit", "read", "write"]
 
@@ -38,7 +40,13 @@ READ_DESCRIPTION = f"""Read a file from the project.
 - Use Glob to find files and Grep to search their contents instead of reading many files."""
 
 
-@tool("Read", READ_DESCRIPTION, is_read_only=True, max_result_chars=MAX_OUTPUT_CHARS)
+@tool(
+    "Read",
+    READ_DESCRIPTION,
+    is_read_only=True,
+    max_result_chars=MAX_OUTPUT_CHARS,
+    paths={"file_path": "read"},
+)
 def read(
     file_path: str,
     context: ToolContext,
@@ -59,35 +67,36 @@ def read(
     if not path.exists():
         raise ToolError(f"{file_path} does not exist")
     if (media_type := IMAGE_TYPES.get(path.suffix.lower())) is not None:
-        return _image(path, media_type)
-    with path.open("rb") as handle:
+        return _image(read_bytes(path, context, "Read", limit=MAX_IMAGE_BYTES + 1), path, media_type)
+    with open_read(path, context, "Read") as handle:
         if _is_binary(handle.read(_SNIFF)):
-            size = path.stat().st_size
+            size = os.fstat(handle.fileno()).st_size
             raise ToolError(
                 f"{file_path} is a binary file ({size} bytes); Read shows text files and images only"
             )
-    return _numbered(path, file_path, offset or 1, limit or MAX_LINES)
+        handle.seek(0)
+        text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=None)
+        return _numbered(text, file_path, offset or 1, limit or MAX_LINES)
 
 
-def _image(path: Any, media_type: str) -> dict[str, Any]:
-    size = path.stat().st_size
-    if size > MAX_IMAGE_BYTES:
+def _image(data: bytes, path: Any, media_type: str) -> dict[str, Any]:
+    if len(data) > MAX_IMAGE_BYTES:
+        size = path.stat().st_size
         raise ToolError(f"{path.name} is {size} bytes; images over {MAX_IMAGE_BYTES} bytes cannot be read")
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    block = {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    encoded = base64.b64encode(data).decode("ascii")
+    block = {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": encoded}}
     return {"content": [block]}
 
 
-def _numbered(path: Any, shown: str, offset: int, limit: int) -> str:
+def _numbered(text: io.TextIOWrapper, shown: str, offset: int, limit: int) -> str:
     out: list[str] = []
-    with path.open("r", encoding="utf-8", errors="replace", newline=None) as handle:
-        lines = islice(handle, offset - 1, None)
-        for number, line in enumerate(islice(lines, limit), start=offset):
-            line = line.rstrip("\n")
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
-            out.append(f"{number:>6}\t{line}")
-        more = next(lines, None) is not None
+    lines = islice(text, offset - 1, None)
+    for number, line in enumerate(islice(lines, limit), start=offset):
+        line = line.rstrip("\n")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
+        out.append(f"{number:>6}\t{line}")
+    more = next(lines, None) is not None
     if not out:
         if offset == 1:
             return f"({shown} is empty)"
@@ -104,7 +113,7 @@ WRITE_DESCRIPTION = """Write a file in the project, replacing it if it exists.
 - Only paths under the working directory (and the extra directories the user granted) can be written."""
 
 
-@tool("Write", WRITE_DESCRIPTION, requires_permission=True)
+@tool("Write", WRITE_DESCRIPTION, requires_permission=True, paths={"file_path": "write"})
 def write(file_path: str, content: str, context: ToolContext) -> str:
     """Write a file.
 
@@ -116,12 +125,9 @@ def write(file_path: str, content: str, context: ToolContext) -> str:
     path = resolve(file_path, context, what="file_path")
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory; give the path of a file")
-    existed = path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(content)
-    verb = "Overwrote" if existed else "Created"
-    return f"{verb} {display(path, context)} ({len(content.encode('utf-8'))} bytes)"
+    data = content.encode("utf-8", errors="strict")
+    verb = write_bytes(path, data, context, "Write")
+    return f"{verb} {display(path, context)} ({len(data)} bytes)"
 
 
 EDIT_DESCRIPTION = """Replace an exact string in a file.
@@ -133,7 +139,7 @@ EDIT_DESCRIPTION = """Replace an exact string in a file.
 - Only files under the working directory (and the extra directories the user granted) can be edited."""
 
 
-@tool("Edit", EDIT_DESCRIPTION, requires_permission=True)
+@tool("Edit", EDIT_DESCRIPTION, requires_permission=True, paths={"file_path": "edit"})
 def edit(
     file_path: str,
     old_string: str,
@@ -158,12 +164,11 @@ def edit(
             raise ToolError(
                 f"{file_path} does not exist (to create a file, use Write or an empty old_string)"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(new_string, encoding="utf-8", newline="")
+        write_bytes(path, new_string.encode("utf-8", errors="strict"), context, "Edit")
         return f"Created {display(path, context)}"
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory, not a file")
-    raw = path.read_bytes()
+    raw = read_bytes(path, context, "Edit")
     if _is_binary(raw[:_SNIFF]):
         raise ToolError(f"{file_path} is a binary file; Edit changes text files only")
     try:
@@ -183,6 +188,7 @@ def edit(
             "or pass replace_all=true to replace every occurrence"
         )
     updated = text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
-    path.write_bytes(updated.encode("utf-8"))
+    verb = write_bytes(path, updated.encode("utf-8", errors="strict"), context, "Edit")
     replaced = f"{count} occurrences" if replace_all and count > 1 else "1 occurrence"
-    return f"Edited {display(path, context)}: replaced {replaced}"
+    linked = verb.partition(" ")[2]
+    return f"Edited {display(path, context)}: replaced {replaced}" + (f" {linked}" if linked else "")

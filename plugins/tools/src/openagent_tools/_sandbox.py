@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openagent._policy import PROTECTED_DIRS, PROTECTED_FILES
 from openagent.errors import ConfigError
 from openagent.options import SandboxNetworkConfig, SandboxSettings
 from openagent.permissions import rule_matches
@@ -46,12 +47,10 @@ __all__ = [
 
 logger = logging.getLogger("openagent.tools.sandbox")
 
-PROTECTED = (
-    ".git", ".hg", ".openagent", ".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules",
-    ".gitconfig", ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
-)  # fmt: skip
-"""Names kept read-only at the top of every writable folder: what git, openagent, editors and shells read
-and act on later, outside the sandbox (a hook in ``.git/hooks``, a ``core.fsmonitor`` in ``.git/config``)."""
+PROTECTED = tuple(sorted(PROTECTED_DIRS | PROTECTED_FILES))
+"""Names kept read-only at the top of every writable folder: the permission rules' protected places, what
+git, openagent, editors and shells read and act on later, outside the sandbox (a hook in ``.git/hooks``, a
+``core.fsmonitor`` in ``.git/config``)."""
 HIDDEN = (
     ".ssh", ".aws", ".azure", ".gnupg", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc",
     ".pypirc", ".password-store", ".config/gcloud", ".config/gh", ".config/openagent",

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from openagent import Tool, ToolContext, ToolError, tool
+from openagent.permissions import PathPolicy
+from openagent.permissions import glob_regex as _glob_regex
 
-from ._paths import display, resolve, roots, within
+from ._paths import DIR_FLAGS, READ_FLAGS, display, open_dir, open_read, resolve, roots, within
 
-__all__ = ["glob", "glob_regex", "grep", "walk_files"]
+__all__ = ["Found", "glob", "glob_regex", "grep", "walk_files"]
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 MAX_GLOB_RESULTS = 100
@@ -31,68 +36,84 @@ FILE_TYPES = {
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Compile a glob: ``**`` crosses directories, ``*``/``?`` stay in one; ``{a,b}``, ``[abc]`` work."""
-    out: list[str] = []
-    i, depth = 0, 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[" and (end := pattern.find("]", i + 1)) > i:
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end
-        elif ch == "{":
-            out.append("(?:")
-            depth += 1
-        elif ch == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif ch == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(ch))
-        i += 1
     try:
-        return re.compile("".join(out) + ")" * depth)
-    except re.error as exc:
-        raise ToolError(f"invalid glob pattern {pattern!r}: {exc}") from None
+        return _glob_regex(pattern)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
 
 
-def walk_files(base: Path, allowed: list[Path]) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Every file under ``base`` as (path relative to base, entry); symlinked directories are not entered
-    and symlinked files count only when their target stays inside ``allowed``. VCS folders are skipped.
-    """  # noqa: D205
-    stack = [(base, "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
+@dataclass(slots=True)
+class Found:
+    """A file met by `walk_files`: its path relative to the search base, the real path, and a way to open it.
+
+    ``parent`` is a descriptor of the directory holding it, open while the walk is paused on this file;
+    ``linked`` is set for a symlink whose (checked) target is opened through its real path instead.
+    """
+
+    rel: str
+    name: str
+    shown: Path
+    real: Path
+    parent: int
+    linked: bool
+    mtime: float
+
+
+def walk_files(base: Path, context: ToolContext) -> Iterator[Found]:
+    """Every file under the real directory ``base``, in the order of their relative paths.
+
+    Directories are opened from their parent's descriptor without following links, so nothing swapped in
+    during the walk leads outside. Symlinked directories are not entered; a symlinked file counts only
+    when its target is a file inside the allowed directories (a link loop is skipped, never an error).
+    VCS folders are skipped.
+    """
+    allowed = roots(context)
+    with open_dir(base, context) as top:
+        yield from _walk(os.dup(top), base, "", allowed)
+
+
+def _walk(fd: int, folder: Path, prefix: str, allowed: list[Path]) -> Iterator[Found]:
+    try:
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name + ("/" if _is_dir(e) else ""))
         for entry in entries:
-            rel = prefix + entry.name
-            try:
-                if entry.is_symlink():
-                    target = Path(entry.path).resolve()
-                    if target.is_file() and within(target, allowed):
-                        yield rel, entry
-                elif entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIP_DIRS:
-                        stack.append((Path(entry.path), rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    yield rel, entry
-            except OSError:
-                continue
+            rel, path = prefix + entry.name, folder / entry.name
+            if _is_dir(entry):
+                if entry.name in SKIP_DIRS:
+                    continue
+                try:
+                    inner = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                yield from _walk(inner, path, rel + "/", allowed)
+            elif found := _file(entry, fd, rel, path, allowed):
+                yield found
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _file(entry: os.DirEntry[str], fd: int, rel: str, path: Path, allowed: list[Path]) -> Found | None:
+    try:
+        if entry.is_symlink():
+            target = Path(os.path.realpath(path))  # a loop leaves a path that is no file: skipped
+            if not (target.is_file() and within(target, allowed)):
+                return None
+            return Found(rel, entry.name, path, target, fd, True, target.stat().st_mtime)
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return Found(rel, entry.name, path, path, fd, False, info.st_mtime)
 
 
 def _base(path: str | None, context: ToolContext) -> Path:
@@ -102,11 +123,14 @@ def _base(path: str | None, context: ToolContext) -> Path:
     return base
 
 
-def _mtime(entry: os.DirEntry[str]) -> float:
-    try:
-        return entry.stat().st_mtime
-    except OSError:
-        return 0.0
+def _shown(tool: str, context: ToolContext) -> Callable[[Path], bool]:
+    """Whether a search may show a file: no deny or ask rule on reading covers it (a denied file's name
+    and contents never come back through Glob or Grep).
+    """  # noqa: D205
+    policy = PathPolicy.of(context)
+    if not (policy.disallowed or policy.ask):
+        return lambda path: True
+    return lambda path: policy.readable(tool, path)
 
 
 GLOB_DESCRIPTION = f"""Find files by name with a glob pattern.
@@ -130,11 +154,12 @@ def glob(pattern: str, context: ToolContext, path: str | None = None) -> str:
     if not base.is_dir():
         raise ToolError(f"{path} is not a directory")
     regex = glob_regex(pattern.removeprefix("./"))
-    found = [(rel, entry) for rel, entry in walk_files(base, roots(context)) if regex.fullmatch(rel)]
+    shown = _shown("Glob", context)
+    found = [f for f in walk_files(base, context) if regex.fullmatch(f.rel) and shown(f.real)]
     if not found:
         return f"No files found matching {pattern!r} in {display(base, context)}"
-    found.sort(key=lambda item: (-_mtime(item[1]), item[0]))
-    lines = [display(Path(entry.path), context) for _, entry in found[:MAX_GLOB_RESULTS]]
+    found.sort(key=lambda f: (-f.mtime, f.rel))
+    lines = [display(f.shown, context) for f in found[:MAX_GLOB_RESULTS]]
     if len(found) > MAX_GLOB_RESULTS:
         lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more files not shown: narrow the pattern or path]")
     return "\n".join(lines)
@@ -148,7 +173,7 @@ class GrepArguments(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    pattern: str = Field(description="The regular expression to search for (Python `re` syntax).")
+    pattern: str = Field(description="The regular expression to search for (RE2 syntax, as ripgrep's).")
     path: str | None = Field(None, description="File or directory to search (default: working directory).")
     glob: str | None = Field(
         None, description='Only files matching this glob, e.g. "*.py", "src/**/*.{ts,tsx}".'
@@ -171,7 +196,8 @@ class GrepArguments(BaseModel):
     head_limit: Annotated[int, Field(ge=1)] | None = Field(None, description="Show only the first N entries.")
 
 
-GREP_DESCRIPTION = """Search file contents with a regular expression (Python `re` syntax).
+GREP_DESCRIPTION = """Search file contents with a regular expression (RE2 syntax, as ripgrep's: no look-around
+or backreferences).
 
 - output_mode "files_with_matches" (default) lists files, "content" shows matching lines (with -n line
   numbers and -A/-B/-C context lines), "count" shows the number of matching lines per file.
@@ -197,20 +223,26 @@ def _wanted(args: GrepArguments) -> Any:
     return wanted
 
 
-def _text(path: str) -> str | None:
+def _text(found: Found, context: ToolContext) -> str | None:
+    """The file's text, or None for binaries, files over the size limit and files that cannot be opened."""
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
-                return None
-            raw = handle.read()
-    except OSError:
+        if found.linked:
+            handle = open_read(found.real, context, "Grep")
+        else:
+            handle = os.fdopen(os.open(found.name, READ_FLAGS, dir_fd=found.parent), "rb")
+    except (OSError, ToolError):
         return None
-    if b"\x00" in raw[:8192]:
+    with handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if b"\x00" in raw[:8192] or len(raw) > MAX_FILE_BYTES:
         return None
     return raw.decode("utf-8", errors="replace")
 
 
-def _content_lines(shown: str, text: str, regex: re.Pattern[str], args: GrepArguments) -> list[str]:
+def _content_lines(shown: str, text: str, regex: Any, args: GrepArguments) -> list[str]:
     lines = text.splitlines()
     if args.multiline:  # a match marks every line it spans
         starts = [0]
@@ -249,48 +281,67 @@ def _line_of(starts: list[int], offset: int) -> int:
     return low
 
 
-def _grep(args: GrepArguments, context: ToolContext) -> str:
-    flags = (
-        re.MULTILINE | (re.IGNORECASE if args.case_insensitive else 0) | (re.DOTALL if args.multiline else 0)
-    )
+def _compile(args: GrepArguments) -> Any:
+    """The pattern on RE2: linear time whatever the pattern, so no search can stall the run."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not args.case_insensitive
+    options.dot_nl = args.multiline
     try:
-        regex = re.compile(args.pattern, flags)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
-    base = _base(args.path, context)
-    wanted = _wanted(args)
+        return re2.compile("(?m)" + args.pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ToolError(
+            f"invalid regular expression {args.pattern!r}: {reason} (RE2 syntax, as ripgrep's: no "
+            "look-around or backreferences)"
+        ) from None
+
+
+def _files(base: Path, context: ToolContext) -> Iterator[Found]:
     if base.is_file():
-        files = [(base.name, base.name, str(base))]
+        yield Found(base.name, base.name, base, base, -1, True, 0.0)
     else:
-        files = [(rel, entry.name, entry.path) for rel, entry in walk_files(base, roots(context))]
-    files.sort()
+        yield from walk_files(base, context)
+
+
+def _entries(found: Found, text: str, regex: Any, args: GrepArguments, context: ToolContext) -> list[str]:
+    shown = display(found.shown, context)
+    if args.output_mode == "files_with_matches":
+        return [shown]
+    if args.output_mode == "count":
+        count = (
+            sum(1 for _ in regex.finditer(text))
+            if args.multiline
+            else sum(1 for ln in text.splitlines() if regex.search(ln))
+        )
+        return [f"{shown}:{count}"]
+    return _content_lines(shown, text, regex, args)
+
+
+def _grep(args: GrepArguments, context: ToolContext) -> str:
+    regex = _compile(args)
+    base = _base(args.path, context)
+    wanted, readable = _wanted(args), _shown("Grep", context)
     out: list[str] = []
     size = 0
     limit = args.head_limit
-    for rel, name, path in files:
-        if not wanted(rel, name) or (text := _text(path)) is None or not regex.search(text):
-            continue
-        shown = display(Path(path), context)
-        if args.output_mode == "files_with_matches":
-            entries = [shown]
-        elif args.output_mode == "count":
-            count = (
-                len(list(regex.finditer(text)))
-                if args.multiline
-                else sum(1 for ln in text.splitlines() if regex.search(ln))
-            )
-            entries = [f"{shown}:{count}"]
-        else:
-            entries = _content_lines(shown, text, regex, args)
-        for entry in entries:
-            if limit is not None and len(out) >= limit:
-                return "\n".join([*out, f"[stopped at head_limit={limit}]"])
-            out.append(entry)
-            size += len(entry) + 1
-            if size > MAX_OUTPUT_CHARS:
-                return "\n".join(
-                    [*out, "[output truncated: narrow the search with path, glob or head_limit]"]
-                )
+    with closing(_files(base, context)) as files:
+        for found in files:
+            if not (wanted(found.rel, found.name) and readable(found.real)):
+                continue
+            if (text := _text(found, context)) is None or not regex.search(text):
+                continue
+            for entry in _entries(found, text, regex, args, context):
+                if limit is not None and len(out) >= limit:
+                    return "\n".join([*out, f"[stopped at head_limit={limit}]"])
+                out.append(entry)
+                size += len(entry) + 1
+                if size > MAX_OUTPUT_CHARS:
+                    return "\n".join(
+                        [*out, "[output truncated: narrow the search with path, glob or head_limit]"]
+                    )
     return "\n".join(out) if out else f"No matches for {args.pattern!r}"
 
 

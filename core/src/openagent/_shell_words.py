@@ -200,7 +200,7 @@ def join_continuations(source: bytes, root: Node) -> bytes:
 
 
 def _quoted_heredoc_body(node: Node, source: bytes) -> bool:
-    """The body of ``<<'EOF'`` (or ``<<"EOF"``, ``<<\\EOF``) is literal; an unquoted one is not."""
+    r"""The body of ``<<'EOF'`` (or ``<<"EOF"``, ``<<\EOF``) is literal; an unquoted one is not."""
     if node.type != "heredoc_body" or node.parent is None:
         return False
     starts = [c for c in node.parent.children if c.type == "heredoc_start"]

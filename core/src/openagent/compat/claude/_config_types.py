@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypeAlias, TypedDict
 
+from ...options import SandboxNetworkConfig, SandboxSettings
+
 if TYPE_CHECKING:
     from ...permissions import PermissionMode
 
@@ -101,33 +103,8 @@ class SdkPluginConfig(TypedDict):
     path: str
 
 
-class SandboxNetworkConfig(TypedDict, total=False):
-    """Network isolation of sandboxed Bash commands."""
-
-    allowedDomains: list[str]
-    deniedDomains: list[str]
-    allowManagedDomainsOnly: bool
-    allowUnixSockets: list[str]
-    allowAllUnixSockets: bool
-    allowLocalBinding: bool
-    allowMachLookup: list[str]
-    httpProxyPort: int
-    socksProxyPort: int
-
-
 SandboxIgnoreViolations: TypeAlias = dict[str, list[str]]
-
-
-class SandboxSettings(TypedDict, total=False):
-    """How Bash commands are sandboxed."""
-
-    enabled: bool
-    autoAllowBashIfSandboxed: bool
-    excludedCommands: list[str]
-    allowUnsandboxedCommands: bool
-    network: SandboxNetworkConfig
-    ignoreViolations: SandboxIgnoreViolations
-    enableWeakerNestedSandbox: bool
+"""Sandbox violations left unreported (accepted; openagent reports none)."""
 
 
 # --- MCP servers --------------------------------------------------------------------------------------------

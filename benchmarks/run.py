@@ -8,7 +8,8 @@ Scenarios (issue 10):
   (e) resume of a 10,000-message session with the core's JSONL store;
   (f) session append throughput (core JSONL store; ``benchmarks/stores.py``, for the store plugins, if there);
   (g) a typical ported Claude Agent SDK program end to end, on openagent and on claude-agent-sdk's own CLI
-      (``benchmarks/ported.py``).
+      (``benchmarks/ported.py``);
+  cold: one prompt from process start to the first event and to exit, per client process (``cold.py``).
 
 The scripted server runs in its own process; every client runs in its own process too (``clients.py``), so
 ``cpu`` is the client's own CPU time (``time.process_time`` there) and RSS its own peak. The table goes to
@@ -37,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import cold
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 CLIENTS = ["floor", "openagent", "openagent-partial", "openai", "openai-agents", "pydantic-ai"]
@@ -58,6 +61,7 @@ IMPORTS = {
     "httpx (floor)": "httpx",
 }
 TARGETS = {
+    "cold_cli_vs_floor": 1.5,  # `openagent run` of one prompt, process start to exit, ≤ 1.5× the httpx script
     "a_cpu_vs_floor": 1.5,  # openagent client CPU ≤ 1.5× the floor's
     "a_cpu_below_openai": 5.0,  # … and ≥ 5× below raw openai's
     "b_rss_mb": 200.0,
@@ -96,10 +100,10 @@ class Server:
         self.root = line.split()[-1]
         self.url = self.root + "/v1"
 
-    def add_script(self, name: str, turns: list[dict[str, Any]]) -> None:
+    def add_script(self, name: str, turns: list[dict[str, Any]], mode: str = "queue") -> None:
         import urllib.request
 
-        body = json.dumps({"name": name, "mode": "queue", "turns": turns}).encode()
+        body = json.dumps({"name": name, "mode": mode, "turns": turns}).encode()
         request = urllib.request.Request(self.root + "/_control/scripts", data=body, method="POST")
         with urllib.request.urlopen(request, timeout=10) as response:
             response.read()
@@ -252,7 +256,117 @@ def scenario_imports(runs: int) -> dict[str, Any]:
         "median_ms": statistics.median(starts) * 1000,
         "min_ms": min(starts) * 1000,
     }
+    # Without a bytecode cache (a fresh install before its first import, or PYTHONDONTWRITEBYTECODE with
+    # nothing compiled): an empty cache prefix makes every module compile from source, and nothing is written.
+    with tempfile.TemporaryDirectory() as empty:
+        uncached = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": empty}
+        times = []
+        for _ in range(runs):
+            done = subprocess.run(
+                [sys.executable, "-c", code.format("openagent")], capture_output=True, text=True, env=uncached
+            )
+            times.append(float(done.stdout))
+    out["openagent, no bytecode cache"] = {
+        "median_ms": statistics.median(times) * 1000,
+        "min_ms": min(times) * 1000,
+    }
     return out
+
+
+def _time_process(cmd: list[str], env: dict[str, str], timeout: float = 120) -> dict[str, Any]:
+    """Start ``cmd``; seconds to its first stdout byte and to its exit, and what it printed."""
+    import select
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    first: float | None = None
+    out = b""
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, started + timeout - time.perf_counter()))
+        if not ready:
+            proc.kill()
+            break
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        if not chunk:
+            break
+        if first is None:
+            first = time.perf_counter() - started
+        out += chunk
+    err = proc.communicate(timeout=timeout)[1]
+    ended = time.perf_counter() - started
+    return {"first_s": first, "exit_s": ended, "out": out.decode(errors="replace"), "code": proc.returncode,
+            "err": err.decode(errors="replace")[-300:]}  # fmt: skip
+
+
+def scenario_cold(server: Server, clients: list[str], runs: int, tmp: Path) -> list[dict[str, Any]]:
+    """Process start → first event and → exit, per client, interleaved over ``runs`` rounds (medians)."""
+    import importlib.util
+
+    server.add_script(cold.MODEL, [{"text": cold.ANSWER}], mode="history")
+    env = bench_env(tmp)
+    env["XDG_CONFIG_HOME"] = str(tmp / "config")  # no user settings for the CLI
+    cli = str(Path(sys.executable).parent / "openagent")
+    needs = {
+        "floor": "httpx", "openagent": "openagent", "openagent-cli": "openagent_cli",
+        "openagent-cli-all": "openagent_cli", "openai": "openai", "openai-agents": "agents",
+        "pydantic-ai": "pydantic_ai", "claude-agent-sdk": "claude_agent_sdk",
+    }  # fmt: skip
+    commands = {}
+    for client in clients:
+        if importlib.util.find_spec(needs[client]) is None:
+            continue  # not installed here
+        commands[client] = (
+            [cli, "run", "-m", f"openai-compatible:{cold.MODEL}", "--base-url", server.url, cold.PROMPT]
+            if client.startswith("openagent-cli")
+            else [sys.executable, str(HERE / "cold.py"), client, server.url]
+        )
+    envs = {c: env for c in commands}
+    for client in ("openagent", "openagent-cli"):
+        envs[client] = {**env, "OPENAGENT_PLUGINS": cold.README_PLUGINS}
+    timings: dict[str, list[dict[str, Any]]] = {c: [] for c in commands}
+    for client, cmd in commands.items():  # one untimed run each: bytecode written, files in the page cache
+        _time_process(cmd, envs[client])
+    for _ in range(runs):
+        for client, cmd in commands.items():
+            timings[client].append(_time_process(cmd, envs[client]))
+    rows = []
+    expected = "".join(cold.ANSWER)
+    for client, done in timings.items():
+        good = [d for d in done if d["code"] == 0 and d["first_s"] is not None and expected in d["out"]]
+        row: dict[str, Any] = {"client": client, "runs": len(done), "errors": len(done) - len(good)}
+        if good:
+            row["first_ms"] = statistics.median(d["first_s"] for d in good) * 1000
+            row["exit_ms"] = statistics.median(d["exit_s"] for d in good) * 1000
+        else:
+            row["error"] = (
+                (done[-1]["err"] or done[-1]["out"]).strip().splitlines()[-1:] if done else "not run"
+            )
+        rows.append(row)
+    floor = next((r for r in rows if r["client"] == "floor" and "exit_ms" in r), None)
+    for row in rows:
+        if floor is not None and "exit_ms" in row:
+            row["first_vs_floor"] = row["first_ms"] / floor["first_ms"]
+            row["exit_vs_floor"] = row["exit_ms"] / floor["exit_ms"]
+    return rows
+
+
+def cold_table(rows: list[dict[str, Any]], runs: int) -> str:
+    lines = [
+        f"**cold: one prompt from process start** (median of {runs}, interleaved; bytecode cached)",
+        "",
+        "| client | first event ms | ÷ floor | exit ms | ÷ floor | errors |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "exit_ms" not in r:
+            lines.append(f"| {r['client']} | error: {r.get('error')} | | | | {r['errors']} |")
+            continue
+        lines.append(
+            f"| {r['client']} | {r['first_ms']:.0f} | {r.get('first_vs_floor', float('nan')):.2f}× "
+            f"| {r['exit_ms']:.0f} | {r.get('exit_vs_floor', float('nan')):.2f}× | {r['errors']} |"
+        )
+    return "\n".join(lines)
 
 
 def scenario_sessions(server: Server, messages: int, tmp: Path) -> dict[str, Any]:
@@ -357,6 +471,15 @@ def verdicts(results: dict[str, Any]) -> list[str]:
             "(b) openagent: failed to run: "
             + str(next((r.get("error") for r in results["b"] if r["client"] == "openagent"), "not run"))
         )
+    cold_rows = {r["client"]: r for r in results.get("cold", [])}
+    for client in ("openagent-cli", "openagent", "openagent-cli-all"):
+        if "exit_vs_floor" in cold_rows.get(client, {}):
+            ratio = cold_rows[client]["exit_vs_floor"]
+            ok = "MET" if ratio <= TARGETS["cold_cli_vs_floor"] else "MISSED"
+            out.append(
+                f"(cold) {client}, process start to exit = {ratio:.2f}× the httpx script "
+                f"(target ≤ 1.5×): {ok}"
+            )
     c = results.get("c", {}).get("openagent", {})
     if "median_ms" in c:
         ok = "MET" if c["median_ms"] <= TARGETS["c_import_ms"] else "MISSED"
@@ -389,6 +512,8 @@ def report(results: dict[str, Any]) -> str:
             for k, v in results["c"].items()
         ]
         parts.append("\n".join(lines))
+    if results.get("cold"):
+        parts.append(cold_table(results["cold"], results["config"].get("cold_runs", 0)))
     if results.get("e"):
         e = results["e"]
         if "error" in e:
@@ -452,7 +577,7 @@ def chart(results: dict[str, Any], paths: list[Path]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wire", choices=sorted(WIRES), default="openai", help="the wire format of (a)/(b)")
-    parser.add_argument("--scenarios", help="default: a,b,c,d,e,f,g (openai wire), a (anthropic wire)")
+    parser.add_argument("--scenarios", help="default: a,b,c,d,e,f,g,cold (openai wire), a (anthropic wire)")
     parser.add_argument("--clients", help="default: every client of the wire")
     parser.add_argument("--conversations", type=int, default=40)
     parser.add_argument("--concurrent", type=int, default=1000)
@@ -460,13 +585,15 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000, help="session length for (e)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per client in (a); the least CPU is kept")
     parser.add_argument("--import-runs", type=int, default=7)
+    parser.add_argument("--cold-runs", type=int, default=11, help="rounds of the cold scenario (medians)")
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness")
     parser.add_argument("--no-chart", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.conversations, args.concurrent, args.messages, args.import_runs = 5, 50, 1000, 2
+        args.cold_runs = 3
     wire = WIRES[args.wire]
-    scenarios = set((args.scenarios or ("a,b,c,d,e,f,g" if args.wire == "openai" else "a")).split(","))
+    scenarios = set((args.scenarios or ("a,b,c,d,e,f,g,cold" if args.wire == "openai" else "a")).split(","))
     clients = [c for c in (args.clients or ",".join(wire["clients"])).split(",") if c]
     results: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -479,6 +606,7 @@ def main() -> None:
             "repeat": args.repeat,
             "clients": clients,
             "wire": args.wire,
+            "cold_runs": args.cold_runs,
         },
     }
     server = Server(args.deltas)
@@ -495,6 +623,12 @@ def main() -> None:
                 results["b"] = scenario_clients(
                     server, clients, args.concurrent, args.concurrent, args.deltas, 1, tmp, 1800, wire["refs"]
                 )
+            if "cold" in scenarios:
+                print(f"(cold) one prompt from process start, {args.cold_runs} rounds", flush=True)
+                cold_clients = [
+                    c for c in (args.clients or ",".join(cold.CLIENTS)).split(",") if c in cold.CLIENTS
+                ]
+                results["cold"] = scenario_cold(server, cold_clients, args.cold_runs, tmp)
             if "c" in scenarios:
                 print("(c) import time", flush=True)
                 results["c"] = scenario_imports(args.import_runs)

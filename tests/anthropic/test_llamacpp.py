@@ -33,9 +33,7 @@ def _binary() -> Path:
         return Path(path)
     found = sorted((Path.home() / ".cache" / "openagent" / "llama-server").glob("*/llama-server"))
     if not found:
-        pytest.fail(
-            "recording needs llama-server: set OPENAGENT_LLAMA_SERVER (python -m openagent_local install)"
-        )
+        pytest.fail("recording needs a llama-server binary: set OPENAGENT_LLAMA_SERVER")
     return found[-1]
 
 

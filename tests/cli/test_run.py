@@ -241,3 +241,10 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(project, cli_env, script):
         errors = proc.stderr.read()
     assert proc.returncode == 1
     assert errors == ""
+
+
+def test_max_tokens_reaches_the_model_request(openagent, script, record, requests_seen):
+    result = openagent("run", "--model", script(["ok"], record=str(record)), "--max-tokens", "7", "hi")
+    assert result.returncode == 0, result.stderr
+    assert requests_seen(record)[0]["max_tokens"] == 7
+    assert openagent("run", "--model", "test:echo", "--max-tokens", "0", "hi").returncode == 2

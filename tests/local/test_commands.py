@@ -7,47 +7,44 @@ import pytest
 from click.testing import CliRunner
 
 from openagent.plugins import load_plugins
-from openagent_local import LocalProvider, register_commands, running_servers
+from openagent_local import LocalProvider, register_commands, running_servers, stop_server
 from openagent_local._commands import local
 
 
 @pytest.fixture
 def cache(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the user cache directory at the stand-in build."""
+    """Point the user cache directory at the test's own."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent))
     return root
 
 
 def test_start_status_stop(cache: Path, model: Path):
     runner = CliRunner()
-    started = runner.invoke(local, ["start", str(model)])
+    started = runner.invoke(local, ["start", "smollm2", "--ctx-size", "512"])
     assert started.exit_code == 0, started.output
-    assert "local:tiny on http://127.0.0.1:" in started.output
+    assert "local:smollm2 on http://127.0.0.1:" in started.output
     [server] = running_servers(cache)
     assert server.owner_pid is None  # detached: outlives the command
 
     status = runner.invoke(local, ["status"])
     assert status.exit_code == 0
-    assert f"running: tiny on {server.base_url} (pid {server.pid}, detached)" in status.output
-    assert str(cache / "llama-server" / "11434.0.0" / "llama-server") in status.output
+    assert f"running: smollm2 on {server.base_url} (pid {server.pid}, detached)" in status.output
+    assert "engine: xllamacpp 20" in status.output
+    assert f"model local:smollm2: {model}" in status.output
 
     stopped = runner.invoke(local, ["stop"])
     assert stopped.exit_code == 0
-    assert f"stopped tiny (pid {server.pid})" in stopped.output
+    assert f"stopped smollm2 (pid {server.pid})" in stopped.output
     assert running_servers(cache) == []
     assert "no server running" in runner.invoke(local, ["status"]).output
 
 
-def test_install_with_a_cached_build_only_reports_it(cache: Path):
-    result = CliRunner().invoke(local, ["install"])
-    assert result.exit_code == 0
-    assert "llama-server: " + str(cache / "llama-server" / "11434.0.0" / "llama-server") in result.output
-
-
-def test_status_without_a_build_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    result = CliRunner().invoke(local, ["status"])
-    assert "not built (run: openagent local install)" in result.output
+def test_run_streams_an_answer(cache: Path):
+    result = CliRunner().invoke(local, ["run", "Say hello.", "--max-tokens", "8"])
+    [server] = running_servers(cache)  # owned by this process, for the next request
+    stop_server(server, root=cache)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip()
 
 
 @pytest.mark.parametrize("command", ["start", "run"])
@@ -64,7 +61,7 @@ def test_the_commands_join_the_openagent_command_line():
     register_commands(cli)
     result = CliRunner().invoke(cli, ["local", "--help"])
     assert result.exit_code == 0
-    for name in ("install", "start", "status", "stop", "run"):
+    for name in ("start", "status", "stop", "run"):
         assert name in result.output
 
 
@@ -73,3 +70,4 @@ def test_the_provider_is_registered_through_the_entry_point(monkeypatch: pytest.
     registry = load_plugins()
     assert registry.plugins["local"].error is None
     assert registry.provider_factory("local") is LocalProvider
+    assert "install" not in CliRunner().invoke(local, ["--help"]).output  # nothing to build any more

@@ -1,32 +1,47 @@
+"""The ``local`` provider over the real engine: streaming, reuse, templates, tool-call grammar, crashes."""
+
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
 
-import httpx
+import anyio
 import pytest
 
 from openagent.errors import ConfigError, ProviderConnectionError
-from openagent.models import ModelRequest, Stop, TextDelta, Usage
-from openagent.types import UserMessage
+from openagent.models import ModelRequest, Stop, TextDelta, ToolCallStart, ToolSpec, Usage
+from openagent.types import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from openagent_local import TEMPLATE_ENV, LocalProvider, ServerSpec, stop_server
+from openagent_local._grammar import forced_call_grammar, must_call
 from openagent_local._server import ensure_server_sync
 
 pytestmark = pytest.mark.anyio
+ADD = ToolSpec(
+    "add",
+    "Add two numbers.",
+    {
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"],
+    },
+)
+ECHO = ToolSpec("echo", "Repeat a text.", {"type": "object", "properties": {"text": {"type": "string"}}})
 
 
-def _request(prompt: str = "hi") -> ModelRequest:
-    return ModelRequest(model="tiny", messages=[UserMessage(content=prompt)])
+def _request(prompt: str = "Say hello.", **kwargs) -> ModelRequest:
+    return ModelRequest(
+        model="smollm2",
+        messages=[UserMessage(content=prompt)],
+        max_tokens=kwargs.pop("max_tokens", 16),
+        **kwargs,
+    )
 
 
-async def _drain(provider: LocalProvider) -> list[object]:
-    return [event async for event in provider.stream(_request())]
-
-
-def _args(provider: LocalProvider) -> list[str]:
-    assert provider.server is not None
-    return httpx.get(provider.server.base_url.removesuffix("/v1") + "/args").json()["args"]
+async def _events(provider: LocalProvider, request: ModelRequest | None = None) -> list[object]:
+    with anyio.fail_after(60):
+        return [event async for event in provider.stream(request or _request())]
 
 
 async def _close(provider: LocalProvider, root: Path) -> None:
@@ -35,96 +50,139 @@ async def _close(provider: LocalProvider, root: Path) -> None:
         stop_server(provider.server, root=root)
 
 
-async def test_the_first_request_starts_the_server_and_events_pass_through(root: Path, model: Path):
-    provider = LocalProvider(str(model), root=root)
+def _provider(root: Path, **kwargs) -> LocalProvider:
+    return LocalProvider("smollm2", root=root, ctx_size=1024, threads=1, **kwargs)
+
+
+async def test_the_first_request_starts_the_server_and_events_stream(root: Path, model: Path):
+    provider = _provider(root)
     assert provider.server is None  # nothing starts before the first request
     try:
-        events = await _drain(provider)
+        events = await _events(provider)
         first = provider.server
-        await _drain(provider)
+        await _events(provider)
         assert provider.server == first  # reused
     finally:
         await _close(provider, root)
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
-    assert any(isinstance(e, Usage) and e.output_tokens == 3 for e in events)
-    assert isinstance(events[-1], Stop) and events[-1].reason == "end_turn"
-    assert first is not None and first.model.endswith(model.name)
+    assert len([e for e in events if isinstance(e, TextDelta)]) >= 2  # streamed, not whole
+    assert any(isinstance(e, Usage) and e.output_tokens > 0 and e.input_tokens > 0 for e in events)
+    assert isinstance(events[-1], Stop)
+    assert first is not None and first.model == str(model)
 
 
 @pytest.mark.parametrize("how", ["argument", "environment"])
-async def test_a_template_shipped_with_llama_cpp_is_found_by_name(
-    root: Path, model: Path, how: str, monkeypatch: pytest.MonkeyPatch
+async def test_a_chat_template_file_is_used(
+    root: Path, tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
 ):
+    template = tmp_path / "plain.jinja"
+    template.write_text(
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\nOK-TEMPLATE {% endif %}"
+    )
     if how == "environment":
-        monkeypatch.setenv(TEMPLATE_ENV, "tool_use.jinja")
-        provider = LocalProvider(str(model), root=root)
+        monkeypatch.setenv(TEMPLATE_ENV, str(template))
+        provider = _provider(root)
     else:
-        provider = LocalProvider(str(model), root=root, chat_template="tool_use.jinja")
+        provider = _provider(root, chat_template=template)
     try:
-        await _drain(provider)
-        args = _args(provider)
+        await _events(provider)
+        assert provider.server is not None and provider.server.chat_template == str(template)
     finally:
         await _close(provider, root)
-    shipped = root / "llama-server" / "11434.0.0" / "templates" / "tool_use.jinja"
-    assert args[args.index("--chat-template-file") + 1] == str(shipped)
 
 
-async def test_a_template_given_as_a_path_is_used(root: Path, model: Path, tmp_path: Path):
-    template = tmp_path / "mine.jinja"
-    template.write_text("{{ messages }}")
-    provider = LocalProvider(str(model), root=root, chat_template=template, ctx_size=1024)
-    try:
-        await _drain(provider)
-        args = _args(provider)
-    finally:
-        await _close(provider, root)
-    assert args[args.index("--chat-template-file") + 1] == str(template)
-    assert args[args.index("-c") + 1] == "1024"
-
-
-async def test_an_unknown_template_is_a_config_error_naming_the_shipped_ones(root: Path, model: Path):
-    provider = LocalProvider(str(model), root=root, chat_template="nope.jinja")
-    with pytest.raises(ConfigError, match=r"no chat template 'nope.jinja'.*\(tool_use.jinja\)"):
-        await _drain(provider)
-    assert provider.server is None
-
-
-async def test_an_unknown_model_fails_before_anything_starts(root: Path):
+async def test_a_missing_template_or_model_fails_before_anything_starts(root: Path, tmp_path: Path):
+    with pytest.raises(ConfigError, match="no chat template file"):
+        _provider(root, chat_template=tmp_path / "nope.jinja")
     with pytest.raises(ConfigError, match="no installed model package provides 'no-such-model'"):
         LocalProvider("no-such-model", root=root)
+
+
+async def test_a_required_tool_call_is_held_to_the_grammar(root: Path, model: Path):
+    """Even the 135M model writes a valid call: the sampler admits nothing else."""
+    provider = _provider(root)
+    request = _request(
+        "What is 2 + 3?", tools=[ADD, ECHO], tool_choice={"type": "tool", "name": "add"}, max_tokens=64
+    )
+    try:
+        events = await _events(provider, request)
+    finally:
+        await _close(provider, root)
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [s.name for s in starts] == ["add"]
+    assert isinstance(events[-1], Stop) and events[-1].reason == "tool_use"
+    assert not [e for e in events if isinstance(e, TextDelta) and e.text.strip()]
+
+
+def test_a_call_is_forced_only_on_a_turn_that_answers_the_user():
+    asked = _request(tools=[ADD], tool_choice="required")
+    assert must_call(asked) == ""
+    assert must_call(_request(tools=[ADD], tool_choice="any")) == ""
+    assert (
+        must_call(_request(tools=[ADD], tool_choice={"type": "function", "function": {"name": "add"}}))
+        == "add"
+    )
+    assert must_call(_request(tools=[ADD], tool_choice="auto")) is None
+    assert must_call(_request(tools=[], tool_choice="required")) is None
+    answered = ModelRequest(
+        model="m",
+        messages=[
+            UserMessage(content="What is 2 + 3?"),
+            AssistantMessage(content=[ToolUseBlock(id="c", name="add", input={"a": 2, "b": 3})], model="m"),
+            UserMessage(content=[ToolResultBlock(tool_use_id="c", content="5")]),
+        ],
+        tools=[ADD],
+        tool_choice="required",
+    )
+    assert must_call(answered) is None, "after the results the model must be able to answer"
+
+
+def test_the_grammar_names_each_offered_tool_and_its_schema():
+    grammar = forced_call_grammar(_request(tools=[ADD, ECHO]))
+    head, _, schema = grammar.rpartition("call: %json ")
+    assert head.startswith('%llguidance {}\nstart: "<tool_call>\\n" call "\\n</tool_call>"')
+    calls = json.loads(schema)["anyOf"]
+    assert [c["properties"]["name"]["const"] for c in calls] == ["add", "echo"]
+    assert calls[0]["properties"]["arguments"] == ADD.input_schema
+    only = json.loads(forced_call_grammar(_request(tools=[ADD, ECHO]), "echo").rpartition("call: %json ")[2])
+    assert only["properties"]["name"]["const"] == "echo"
 
 
 async def test_a_server_killed_mid_stream_is_a_connection_error_and_the_next_request_restarts_it(
     root: Path, model: Path
 ):
-    provider = LocalProvider(str(model), root=root)
+    provider = _provider(root)
     try:
         seen = []
         with pytest.raises(ProviderConnectionError) as info:
-            async for event in provider.stream(_request("answer slowly")):
-                seen.append(event)
-                if len(seen) == 2:
-                    assert provider.server is not None
-                    killed = provider.server.pid
-                    os.kill(killed, signal.SIGKILL)
+            with anyio.fail_after(60):
+                async for event in provider.stream(
+                    _request("Write a long story about a dragon.", max_tokens=400)
+                ):
+                    seen.append(event)
+                    if len(seen) == 3:
+                        assert provider.server is not None
+                        killed = provider.server.pid
+                        os.kill(killed, signal.SIGKILL)
         assert info.value.provider == "local"
         assert f"pid {killed}" in str(info.value) and "died during the request" in str(info.value)
         assert isinstance(info.value.__cause__, ProviderConnectionError)  # the wire format's own error, kept
 
-        events = await _drain(provider)
-        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
+        events = await _events(provider)
+        assert [e for e in events if isinstance(e, TextDelta)]
         assert provider.server is not None and provider.server.pid != killed
     finally:
         await _close(provider, root)
 
 
 async def test_base_url_uses_a_server_someone_else_runs(root: Path, model: Path):
-    server = ensure_server_sync(ServerSpec(model=model, alias="tiny"), root=root)
+    server = ensure_server_sync(ServerSpec(model=model, alias="smollm2", ctx_size=512, threads=1), root=root)
     provider = LocalProvider("anything", base_url=server.base_url)
     try:
-        events = await _drain(provider)
+        events = await _events(provider)
     finally:
         await provider.aclose()
         stop_server(server, root=root)
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
+    assert [e for e in events if isinstance(e, TextDelta)]
     assert provider.server is None
+    assert provider.profile.name == "llamacpp"

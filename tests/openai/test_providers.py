@@ -100,12 +100,21 @@ def test_import_is_cheap_and_openai_loads_on_first_use() -> None:
     assert out.split() == ["False", "False"]
 
 
-def test_missing_openai_package_names_the_extra() -> None:
+def test_a_request_never_imports_the_openai_package() -> None:
     code = (
-        "import sys; sys.modules['openai'] = None\n"
+        "import sys, anyio, httpx2; sys.modules['openai'] = None\n"
+        "from openagent.models import ModelRequest\n"
+        "from openagent.types import UserMessage\n"
         "from openagent_openai import ChatCompletionsProvider, PROFILES\n"
-        "try:\n    ChatCompletionsProvider('m', profile=PROFILES['llamacpp'])._openai()\n"
-        "except ImportError as e:\n    print(e)\n"
+        'body = b\'data: {"choices": [{"index": 0, "delta": {"content": "ok"}}]}\\n\\ndata: [DONE]\\n\\n\'\n'
+        "answer = lambda r: httpx2.Response(200, headers={'content-type': 'text/event-stream'}, content=body)\n"
+        "client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))\n"
+        "p = ChatCompletionsProvider('m', profile=PROFILES['llamacpp'], http_client=client)\n"
+        "async def main():\n"
+        "    print([type(e).__name__ for e in [e async for e in p.stream(ModelRequest('m', [UserMessage(content='hi')]))]])\n"
+        "    await p.aclose()\n"
+        "anyio.run(main)\n"
+        "print('openai' in sys.modules and sys.modules['openai'] is not None)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert 'pip install "openagent[openai]"' in out
+    assert out.split("\n")[:2] == ["['TextDelta', 'Stop']", "False"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from openagent.types import Usage, UserMessage
 from openagent_openai import PROFILES
 
 pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def choice(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -503,3 +505,33 @@ async def test_text_tool_protocol(
     ]
     sent = replay.sent()
     assert "tools" not in sent and "<tool_call>" in sent["messages"][0]["content"]
+
+
+# --- streams recorded from real servers ----------------------------------------------------------------------
+
+RECORDED = ROOT / "cassettes" / "openai" / "test_quirks"
+
+
+@pytest.mark.parametrize("split", SPLITS)
+async def test_llama_cpp_python_tool_calls_and_function_call_in_one_delta_are_one_call(
+    replay: Replay, split: Any
+) -> None:
+    """llama-cpp-python 0.3.36's server (``--chat_format chatml-function-calling``, SmolLM2-135M, a named
+    ``tool_choice``), recorded as it streamed: every fragment is sent in ``tool_calls`` and again in the legacy
+    ``function_call`` of the same delta."""
+    body = (RECORDED / "llama-cpp-python-tool-calls-and-function-call.sse").read_bytes()
+    assert b'"function_call": {"name": "add"' in body and b'"tool_calls": [{"index": 0' in body
+    events = [e async for e in replay.provider(body, split=split).stream(_request())]
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert starts == [ToolCallStart(0, "call__0_add_cmpl-0fccf73b-2e09-4b89-b901-df93a498fbf6", "add")]
+    arguments = "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
+    assert json.loads(arguments) == {"a": 2, "b": 3}
+    assert events[-1] == TOOL
+
+
+def test_a_delta_with_both_fields_is_one_call_whatever_the_order() -> None:
+    from openagent_openai._chat import ChatStream
+
+    both = {"function_call": {"name": "add", "arguments": "{}"}, "tool_calls": [call(0, "c1", "add", "{}")]}
+    events = ChatStream("p").feed(json.dumps(choice(both)))
+    assert [type(e).__name__ for e in events] == ["ToolCallStart", "ToolCallDelta"]

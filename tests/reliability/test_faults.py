@@ -121,6 +121,11 @@ async def assert_resumable(
 
 
 async def assert_nothing_left(server: ScriptedServer, tasks_before: int) -> None:
+    # The openai plugin keeps its idle keep-alive connections for the next query until the event loop ends;
+    # closed now, nothing else may be left open.
+    from openagent_openai import aclose_connections
+
+    await aclose_connections()
     await wait_until(lambda: server.open_connections == 0)
     # An async generator abandoned mid-stream inside the HTTP library is closed by the event loop's
     # finaliser task on a later tick; that task ends by itself. A task that never ends fails here.
@@ -143,7 +148,10 @@ async def test_transient_failures_are_retried_then_the_run_succeeds(
         result = result_of(messages)
         assert (result.subtype, result.result) == ("success", "Hello")
         assert len(server.requests) == 3
-        assert [r.retry_num for r in retries] == [1, 2]
+        # The openai wire sends a request once more, at once, when the connection closed before any answer
+        # (a kept-alive connection the server was closing); the retry policy takes the second drop.
+        resent = fault == "drop" and wire.name == "openai"
+        assert [r.retry_num for r in retries] == ([1] if resent else [1, 2])
         expected = {"429": RateLimitError, "drop": ProviderConnectionError}.get(fault, ServerError)
         assert all(type(r.caused_by) is expected for r in retries)
         await assert_nothing_left(server, tasks)

@@ -197,3 +197,21 @@ async def test_an_agent_is_denied_edits_outside_its_rules(
     (result,) = _results(await _run(options, "go"))
     assert result.is_error and "outside the directories this agent may use" in str(result.content)
     assert not (project.parent / "escape.txt").exists()
+
+
+def test_the_registered_names_are_the_tools_made_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, openagent_tools\n"
+        "from openagent.plugins import load_plugins\n"
+        "found = load_plugins(extra=[('tools', openagent_tools)])\n"
+        "print(sorted(found.plugins['tools'].tools) == sorted(openagent_tools.REGISTERED))\n"
+        "print(any(m.startswith('openagent_tools._') for m in sys.modules))\n"
+        "print(found.tools['Read'].name, found.tools['MemoryWrite'].name)\n"
+        "from openagent_tools._registered import TOOLS\n"
+        "print(sorted(TOOLS) == sorted(openagent_tools.REGISTERED))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["True", "False", "Read MemoryWrite", "True"]

@@ -1,4 +1,9 @@
-"""The plugin hook specifications. Hooks register things once per process; they never run per request."""
+"""The plugin hook specifications. Hooks register things once per process; they never run per request.
+
+Anything a hook registers may be given as ``lazy("package.module:attribute")`` (see `openagent.plugins.lazy`):
+the module is imported when the registration is first used, so a plugin's entry-point module stays cheap to
+import however heavy what it offers is.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ from typing import Any
 
 import pluggy
 
-__all__ = ["hookimpl", "hookspec"]
+from .plugins import Lazy, lazy
+
+__all__ = ["Lazy", "hookimpl", "hookspec", "lazy"]
 
 hookspec = pluggy.HookspecMarker("openagent")
 hookimpl = pluggy.HookimplMarker("openagent")
@@ -15,12 +22,18 @@ hookimpl = pluggy.HookimplMarker("openagent")
 
 @hookspec
 def register_providers(register: Any) -> None:
-    """Add providers: ``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key)``."""
+    """Add providers: ``register(name, factory, *, aliases=())``; ``factory(model, *, base_url, api_key)``.
+
+    ``factory`` may be ``lazy("package.module:Provider", **bound_keyword_arguments)``.
+    """
 
 
 @hookspec
 def register_tools(register: Any) -> None:
-    """Add tools users can select by name: ``register(tool_or_iterable_of_tools)``."""
+    """Add tools users can select by name: ``register(tool_or_iterable_of_tools)``.
+
+    A tool whose module is heavy to import: ``register(lazy("package.module:tool"), name="ToolName")``.
+    """
 
 
 @hookspec

@@ -45,6 +45,12 @@ class StaminaRetry:
 
     async def __call__(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` under the policy."""
+        try:  # most requests succeed the first time: stamina (and tenacity) load only for a retry
+            return await attempt()
+        except Exception as exc:
+            if self._backoff(exc) is False:
+                raise
+            failed: Exception | None = exc
         import stamina
 
         async for trial in stamina.retry_context(
@@ -56,6 +62,9 @@ class StaminaRetry:
             wait_jitter=self.wait_jitter,
         ):
             with trial:
+                if failed is not None:  # the first attempt's error, handed to stamina as its first trial's
+                    error, failed = failed, None
+                    raise error
                 return await attempt()
         raise AssertionError("unreachable: stamina re-raises the last error")  # pragma: no cover
 

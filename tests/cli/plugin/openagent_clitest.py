@@ -57,6 +57,7 @@ class Recording:
             "tools": [t.name for t in request.tools],
             "messages": [m.model_dump(mode="json") for m in request.messages],
             "output_format": request.output_format,
+            "max_tokens": request.max_tokens,
             "base_url": self.base_url,
         }
         _append(self.path, json.dumps(seen))

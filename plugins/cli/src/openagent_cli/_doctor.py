@@ -13,6 +13,7 @@ import click
 from openagent.errors import ConfigError
 
 from ._app import EXIT_USAGE, cli, fail
+from ._embedded import INSTALL, embedded_model
 from ._settings import load_settings
 
 __all__ = ["LOCAL_SERVERS", "Probe", "doctor", "probe", "tool_support"]
@@ -122,7 +123,11 @@ def _key_step(name: str, settings: Any, profiles: dict[str, Any] | None) -> str 
 
 
 def _next_steps(
-    results: list[Probe], settings: Any, providers: list[str], profiles: dict[str, Any] | None = None
+    results: list[Probe],
+    settings: Any,
+    providers: list[str],
+    profiles: dict[str, Any] | None = None,
+    embedded: str | None = None,
 ) -> list[str]:
     steps = []
     model = settings.get("model")
@@ -140,10 +145,21 @@ def _next_steps(
             steps.append(
                 f"the configured endpoint {configured[0].url} does not answer: start it or fix base_url"
             )
-    if not up:
+    if not up and not model and embedded:
+        steps.append(
+            "no model server answered; the offline model is installed: openagent run 'Hello' uses "
+            f"{embedded} (llama.cpp on this machine, no server to start)"
+        )
+    elif not up:
+        offline = (
+            f"use the offline model ({embedded})"
+            if embedded
+            else f"answer offline on this machine: {INSTALL}, then openagent run 'Hello'"
+        )
         steps.append(
             "no model server answered: start one (ollama serve && ollama pull qwen3; or llama-server -m "
-            "model.gguf), or use a hosted model: export OPENAI_API_KEY=… and --model openai:gpt-4.1-mini"
+            f"model.gguf), {offline}, or use a hosted model: export OPENAI_API_KEY=… and --model "
+            "openai:gpt-4.1-mini"
         )
     elif not model:
         first = up[0]
@@ -175,7 +191,10 @@ def doctor(urls: tuple[str, ...], timeout: float) -> None:
     console.print(f"model: {settings.get('model') or '(not set)'}", markup=False)
     for r in results:
         console.print(_line(r, profiles), markup=False, soft_wrap=True)
-    for step in _next_steps(results, settings, providers, profiles):
+    embedded = embedded_model()
+    if embedded:
+        console.print(f"✓ {'local':<12} {embedded} runs offline here (llama.cpp, xllamacpp)", markup=False)
+    for step in _next_steps(results, settings, providers, profiles, embedded):
         console.print(f"• {step}", markup=False, soft_wrap=True)
 
 

@@ -1,4 +1,4 @@
-"""``python -m openagent_local install|start|status|stop``: the same commands without the CLI package."""
+"""``python -m openagent_local run|start|status|stop``: the same commands without the CLI package."""
 
 from ._commands import local
 

@@ -1,10 +1,10 @@
-"""Start, reuse and stop ``llama-server`` processes on loopback.
+"""Start, reuse and stop engine processes (llama.cpp's server from ``xllamacpp``, see `_engine`) on loopback.
 
-Each running server has a state file, ``<user cache>/openagent/llama-server/running/<key>.json``, holding its
-pid, port and model; ``key`` is a hash of what the server was started with (model, template, context size,
-extra arguments), so a second process asking for the same thing reuses a healthy server, and a state file
-whose process is gone (or is no longer ``llama-server``) is replaced. A server started by this process is
-stopped when the interpreter exits, unless it was started detached (``openagent local start``).
+Each running server has a state file, ``<user cache>/openagent/local/running/<key>.json``, holding its pid,
+port and model; ``key`` is a hash of what the server was started with (model, template, context size,
+threads), so a second process asking for the same thing reuses a healthy server, and a state file whose
+process is gone (or is no longer an engine) is replaced. A server started by this process is stopped when
+the interpreter exits, unless it was started detached (``openagent local start``).
 
 Starting runs in a worker thread (`ensure_server`), never on the event loop.
 """
@@ -18,24 +18,26 @@ import http.client
 import json
 import logging
 import os
+import select
 import signal
-import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import anyio.to_thread
 import filelock
+import platformdirs
 
 from openagent.errors import ProviderConnectionError
 
-from ._build import LLAMA_CPP_VERSION, ServerBuild, build_server, cache_root, find_server
+from ._engine import HOST, READY
 
 __all__ = [
     "RunningServer",
     "ServerSpec",
+    "cache_root",
     "ensure_server",
     "ensure_server_sync",
     "running_servers",
@@ -45,7 +47,9 @@ __all__ = [
 
 logger = logging.getLogger("openagent.local")
 
-HOST = "127.0.0.1"
+ENGINE = str(Path(__file__).with_name("_engine.py"))
+"""The engine's script, run by path: ``python -m openagent_local._engine`` would import the package, and with
+it all of openagent, before llama.cpp loads (a second of start-up where bytecode is not cached)."""
 START_TIMEOUT = 120.0
 """Seconds to wait for ``/health`` (a 100 MB model is ready in under a second; large ones take longer)."""
 STOP_TIMEOUT = 5.0
@@ -61,26 +65,27 @@ class ServerSpec:
     chat_template: Path | None = None
     """A Jinja chat template file (``--chat-template-file``); the model's own template when ``None``."""
     ctx_size: int = 4096
-    extra_args: tuple[str, ...] = ()
-    """More command-line arguments; ``--threads`` here replaces the default below."""
+    threads: int | None = None
+    """CPU threads for decoding; `default_threads` when ``None``."""
+    keep_alive: float = 0.0
+    """Seconds the server stays up after its last request, outliving the process that started it (as
+    Ollama's ``keep_alive``); ``0``: it stops when that process exits. Not part of the key."""
 
     @property
     def key(self) -> str:
         """A short stable hash of the spec: names its state file."""
-        text = json.dumps(
-            [str(self.model), self.alias, str(self.chat_template), self.ctx_size, self.extra_args]
-        )
+        text = json.dumps([str(self.model), self.alias, str(self.chat_template), self.ctx_size, self.threads])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def command(self, binary: Path, port: int) -> list[str]:
-        """The ``llama-server`` command line for this spec on ``port``."""
-        cmd = [str(binary), "-m", str(self.model), "--host", HOST, "--port", str(port), "--jinja"]
-        cmd += ["-c", str(self.ctx_size), "--alias", self.alias]
+    def command(self) -> list[str]:
+        """The engine's command line for this spec (it picks its own free port)."""
+        cmd = [sys.executable, "-P", ENGINE, "--model", str(self.model), "--alias", self.alias]
+        cmd += ["--ctx-size", str(self.ctx_size), "--threads", str(self.threads or default_threads())]
         if self.chat_template is not None:
-            cmd += ["--chat-template-file", str(self.chat_template)]
-        if not {"-t", "--threads"} & set(self.extra_args):
-            cmd += ["--threads", str(default_threads())]
-        return [*cmd, *self.extra_args]
+            cmd += ["--chat-template", str(self.chat_template)]
+        if self.keep_alive > 0:
+            cmd += ["--idle-exit", str(self.keep_alive)]
+        return cmd
 
 
 def default_threads() -> int:
@@ -106,7 +111,6 @@ class RunningServer:
     port: int
     model: str
     alias: str
-    binary: str
     chat_template: str | None = None
     log: str | None = None
     started_at: float = field(default_factory=time.time)
@@ -135,14 +139,13 @@ class RunningServer:
 _OWNED: dict[int, tuple[subprocess.Popen[bytes], Path, bool]] = {}
 
 
+def cache_root() -> Path:
+    """``<user cache>/openagent``: where the running servers' state lives."""
+    return Path(platformdirs.user_cache_dir("openagent"))
+
+
 def _running_dir(root: Path | None) -> Path:
-    return (root or cache_root()) / "llama-server" / "running"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+    return (root or cache_root()) / "local" / "running"
 
 
 def _pid_running(pid: int) -> bool:
@@ -161,7 +164,7 @@ def _pid_running(pid: int) -> bool:
 
 
 def server_alive(server: RunningServer) -> bool:
-    """Whether the recorded process still runs and is that ``llama-server`` (not a reused pid)."""
+    """Whether the recorded process still runs and is an engine (not a reused pid)."""
     owned = _OWNED.get(server.pid)
     if owned is not None and owned[0].poll() is not None:
         return False
@@ -173,8 +176,7 @@ def server_alive(server: RunningServer) -> bool:
         cmdline = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return True
-    # The binary, or a script run through its interpreter (then the script is the second word).
-    return server.binary.encode() in cmdline[:2]
+    return ENGINE.encode() in cmdline[:4]  # python -P …/openagent_local/_engine.py …
 
 
 def _healthy(server: RunningServer, timeout: float = 2.0) -> bool:
@@ -261,54 +263,64 @@ def _stop_owned() -> None:
             state.unlink(missing_ok=True)
 
 
-def _spawn(spec: ServerSpec, build: ServerBuild, state: Path, detach: bool) -> RunningServer:
-    """Start one server process and wait for its ``/health``; `ProviderConnectionError` if it dies."""
-    port = _free_port()
+def _spawn(spec: ServerSpec, state: Path, detach: bool) -> RunningServer:
+    """Start one engine and wait for its ready line; `ProviderConnectionError` if it fails or dies."""
     log = state.with_suffix(".log")
-    with log.open("wb") as out:
+    command = spec.command()
+    with log.open("wb") as err:
         # A session of its own: Ctrl-C in the terminal interrupts the agent, not the server under it.
         proc = subprocess.Popen(
-            spec.command(build.binary, port),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, start_new_session=True
         )
+    _OWNED[proc.pid] = (proc, state, not detach)  # stopped at exit even if this process is interrupted now
+    port = _ready_port(proc)
     server = RunningServer(
         key=spec.key,
         pid=proc.pid,
-        port=port,
+        port=port or 0,
         model=str(spec.model),
         alias=spec.alias,
-        binary=str(build.binary),
         chat_template=str(spec.chat_template) if spec.chat_template else None,
         log=str(log),
         owner_pid=None if detach else os.getpid(),
     )
-    _OWNED[proc.pid] = (proc, state, not detach)
-    deadline = time.monotonic() + START_TIMEOUT
-    while not _healthy(server, timeout=1.0):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            _OWNED.pop(proc.pid, None)
-            if proc.poll() is None:
-                _terminate(proc, STOP_TIMEOUT)
-            raise ProviderConnectionError(
-                f"llama-server did not become ready (exit status {proc.returncode}); "
-                f"command: {' '.join(spec.command(build.binary, port))}\n{server.log_tail()}",
-                provider="local",
-            )
-        time.sleep(0.05)
+    if port is None or not _healthy(server, timeout=5.0):
+        _OWNED.pop(proc.pid, None)
+        if proc.poll() is None:
+            _terminate(proc, STOP_TIMEOUT)
+        raise ProviderConnectionError(
+            f"the local engine did not become ready (exit status {proc.returncode}); "
+            f"command: {' '.join(command)}\n{server.log_tail()}",
+            provider="local",
+        )
     state.write_text(json.dumps(asdict(server)))
     return server
 
 
-Builder = Callable[[], ServerBuild]
+def _ready_port(proc: subprocess.Popen[bytes]) -> int | None:
+    """The port from the engine's ready line, or ``None`` when it exits or stays silent too long."""
+    assert proc.stdout is not None
+    line = b""
+    deadline = time.monotonic() + START_TIMEOUT
+    with proc.stdout:  # the engine writes one line; nothing reads its stdout after that
+        while not line.endswith(b"\n") and (left := deadline - time.monotonic()) > 0:
+            if not select.select([proc.stdout], [], [], min(left, 0.5))[0]:
+                if proc.poll() is not None:
+                    return None
+                continue
+            chunk = os.read(proc.stdout.fileno(), 256)
+            if not chunk:
+                return None
+            line += chunk
+    text = line.decode(errors="replace").strip()
+    if not text.startswith(READY):
+        return None
+    port = text.rpartition(":")[2]
+    return int(port) if port.isdigit() else None
 
 
-def ensure_server_sync(
-    spec: ServerSpec, *, root: Path | None = None, detach: bool = False, builder: Builder | None = None
-) -> RunningServer:
-    """Reuse the healthy server for ``spec``, or start one (building ``llama-server`` first if needed).
+def ensure_server_sync(spec: ServerSpec, *, root: Path | None = None, detach: bool = False) -> RunningServer:
+    """Reuse the healthy server for ``spec``, or start one.
 
     Blocks; use `ensure_server` from async code. A lock file keeps two processes from starting two servers.
     """
@@ -320,25 +332,13 @@ def ensure_server_sync(
         if current is not None:
             if server_alive(current) and _healthy(current):
                 return current
-            logger.info("replacing stale llama-server state %s (pid %s)", state.name, current.pid)
+            logger.info("replacing stale local engine state %s (pid %s)", state.name, current.pid)
             if server_alive(current):
                 stop_server(current, root=root)
             state.unlink(missing_ok=True)
-        build = find_server(LLAMA_CPP_VERSION, root=root) or (builder or (lambda: build_server(root=root)))()
-        attempts = 3  # the free port may be taken between choosing it and the server binding it
-        for attempt in range(attempts):
-            try:
-                return _spawn(spec, build, state, detach)
-            except ProviderConnectionError as exc:
-                if attempt == attempts - 1 or "bind" not in str(exc).lower():
-                    raise
-        raise AssertionError("unreachable")
+        return _spawn(spec, state, detach or spec.keep_alive > 0)
 
 
-async def ensure_server(
-    spec: ServerSpec, *, root: Path | None = None, builder: Builder | None = None
-) -> RunningServer:
+async def ensure_server(spec: ServerSpec, *, root: Path | None = None) -> RunningServer:
     """`ensure_server_sync` in a worker thread: the event loop keeps running while a server starts."""
-    return await anyio.to_thread.run_sync(
-        lambda: ensure_server_sync(spec, root=root, builder=builder), abandon_on_cancel=True
-    )
+    return await anyio.to_thread.run_sync(lambda: ensure_server_sync(spec, root=root), abandon_on_cancel=True)

@@ -343,8 +343,10 @@ class ChatStream:
             for position, call in enumerate(tool_calls if isinstance(tool_calls, list) else [tool_calls]):
                 if isinstance(call, dict):
                     self._tool_call(call, position, events)
-        if isinstance(function_call := delta.get("function_call"), dict):
-            # The legacy `function_call` protocol: one call per turn, no id, no index.
+        elif isinstance(function_call := delta.get("function_call"), dict):
+            # The legacy `function_call` protocol: one call per turn, no id, no index. A delta that also
+            # carries `tool_calls` is one call told twice (llama-cpp-python mirrors every fragment into both
+            # fields: cassettes/openai/test_quirks/llama-cpp-python-tool-calls-and-function-call.sse).
             self._fragment(
                 "function_call", None, function_call.get("name"), function_call.get("arguments"), events
             )

@@ -1,11 +1,8 @@
-"""`ChatCompletionsProvider`: one chat-completions endpoint, sent through the ``openai`` client's HTTP client.
+"""`ChatCompletionsProvider`: one chat-completions endpoint, sent with ``httpx2`` through `_http.Endpoint`.
 
-The ``openai`` client is built once per provider for its configuration (base URL, default headers, auth,
-timeouts, its ``httpx2`` client); each request is then sent through that ``httpx2`` client directly, the JSON
-body and headers built here, and the body read as raw bytes and parsed by `_chat.ChatStream` (no typed
-object per chunk). Skipping the client's per-request machinery (options, transforms, its response wrappers)
-was the largest cost above a bare ``httpx`` loop when profiled. Retries are the core loop's, applied only
-before the first event is handed on.
+The JSON body and headers are built here and in `_http` (what the official ``openai`` client would send),
+and the body is read as raw bytes and parsed by `_chat.ChatStream` (no typed object per chunk). Retries
+are the core loop's, applied only before the first event is handed on.
 
 Every error raised here is a `ProviderError` with the configured API key redacted from it, in case the
 server echoed the key back.
@@ -13,40 +10,23 @@ server echoed the key back.
 
 from __future__ import annotations
 
-import email.utils
-import functools
 import json
-import ssl
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import os
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
 import anyio
 
 from openagent._sse import ServerSentEvent, SSEDecoder
-from openagent.errors import (
-    ContextWindowExceededError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    StreamError,
-    error_for_status,
-)
+from openagent.errors import ProviderConnectionError, ProviderError, ProviderTimeoutError, StreamError
 from openagent.models import ModelEvent, ModelRequest
 
 from ._chat import ChatStream, build_body
+from ._http import Endpoint, drain
 from ._profiles import OpenAIProfile, resolve_api_key, resolve_base_url
 
 __all__ = ["ChatCompletionsProvider"]
-
-# The machine-readable codes servers give a context overflow, whatever their message says: OpenAI's
-# `context_length_exceeded`, llama.cpp's `exceed_context_size_error` ("the request exceeds the available
-# context size").
-_CONTEXT_CODES = ("context_length_exceeded", "exceed_context_size_error")
-_DRAIN_SECONDS = 2.0
-"""How long the rest of a body being abandoned after a stream error is read for (see `_drain`)."""
-_INSTALL = 'the openai provider needs the openai package: pip install "openagent[openai]"'
 
 
 class ChatCompletionsProvider:
@@ -57,7 +37,8 @@ class ChatCompletionsProvider:
         profile: The endpoint's defaults and quirks (see `PROFILES`).
         base_url: Overrides ``OPENAGENT_BASE_URL``, the vendor's variable and the profile's default.
         api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
-        http_client: An ``httpx`` client for the ``openai`` package to send through (tests, proxies).
+        http_client: An ``httpx2.AsyncClient`` to send through (tests, custom transports); by default the
+            connection pool shared by every provider with the same proxy and TLS settings in this event loop.
     """
 
     def __init__(
@@ -74,42 +55,23 @@ class ChatCompletionsProvider:
         """The endpoint's capabilities and quirks."""
         self.base_url = resolve_base_url(profile, base_url)
         self._api_key = resolve_api_key(profile, api_key)
-        self._http_client = http_client
-        self._client: Any = None
-        self._transport_errors: tuple[type[BaseException], ...] = ()
-        self._timeout_errors: tuple[type[BaseException], ...] = ()
+        # The official client sends these wherever it points; they belong to OpenAI accounts only.
+        official = profile.api_key_env == "OPENAI_API_KEY"
+        self._endpoint = Endpoint(
+            self.base_url,
+            self._api_key,
+            provider=profile.name,
+            http_client=http_client,
+            organization=os.environ.get("OPENAI_ORG_ID") if official else None,
+            project=os.environ.get("OPENAI_PROJECT_ID") if official else None,
+        )
 
     def __repr__(self) -> str:
         return f"ChatCompletionsProvider({self.model!r}, profile={self.profile.name!r})"
 
-    def _openai(self) -> Any:
-        if self._client is None:
-            try:
-                import openai
-            except ImportError as exc:
-                raise ImportError(_INSTALL) from exc
-            http_client = self._http_client or openai.DefaultAsyncHttpxClient(verify=_ssl_context())
-            client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, http_client=http_client
-            )
-            # What the client would send with every request: its default headers (user agent, platform,
-            # organization and project when set; an `Omit` marks one left out) and its auth header.
-            headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
-            headers.update(client.auth_headers)
-            headers["Accept"] = "text/event-stream"
-            self._headers = headers
-            self._url = f"{str(client.base_url).rstrip('/')}/chat/completions"
-            self._timeout = client.timeout
-            self._http = client._client  # the client's own httpx2 client: its pool, TLS, proxies, limits
-            self._transport_errors, self._timeout_errors = _transport_errors()
-            self._client = client
-        return self._client
-
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Release the connections: a client given to the provider is closed; a shared pool stays open."""
+        await self._endpoint.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send ``request`` and yield its events as they arrive.
@@ -118,31 +80,27 @@ class ChatCompletionsProvider:
             ProviderError: a typed subclass for HTTP errors, transport failures and malformed streams, with
                 the configured API key redacted from its message and body.
         """
-        self._openai()
+        endpoint = self._endpoint
         body = build_body(request, self.model, self.profile)
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        timeout = self._timeout if request.timeout is None else request.timeout
         text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
         parser = ChatStream(
             self.profile.name,
             tool_names=frozenset(t.name for t in request.tools),
             text_protocol=text_protocol,
         )
-        sent = self._http.build_request(
-            "POST", self._url, headers=self._headers, content=content, timeout=timeout
-        )
         try:
-            response = await self._send(sent)
+            response = await endpoint.send("/chat/completions", content, timeout=request.timeout)
             try:
                 async with aclosing(self._batches(response, parser)) as batches:
                     async for batch in batches:
                         for item in batch:
                             yield item
-            except self._timeout_errors as exc:
+            except endpoint.timeout_errors as exc:
                 raise ProviderTimeoutError(
                     f"the stream from {self.base_url} stalled", provider=self.profile.name
                 ) from exc
-            except self._transport_errors as exc:
+            except endpoint.transport_errors as exc:
                 raise ProviderConnectionError(
                     f"the connection to {self.base_url} broke: {type(exc).__name__}: {exc}",
                     provider=self.profile.name,
@@ -156,24 +114,8 @@ class ChatCompletionsProvider:
             exc.redact(self._api_key)  # a server may echo the key back ("Incorrect API key provided: sk-…")
             raise
 
-    async def _send(self, sent: Any) -> Any:
-        """Send the request; the response's body is left to stream."""
-        try:
-            return await self._http.send(sent, stream=True)
-        except self._timeout_errors as exc:
-            raise ProviderTimeoutError(
-                f"no answer from {self.base_url} in time", provider=self.profile.name
-            ) from exc
-        except self._transport_errors as exc:
-            raise ProviderConnectionError(
-                f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}", provider=self.profile.name
-            ) from exc
-
     async def _batches(self, response: Any, parser: ChatStream) -> AsyncGenerator[list[ModelEvent], None]:
         """The events of the body, a list per chunk: an event stream, or a whole answer or error."""
-        if response.status_code >= 400:
-            await response.aread()
-            raise self._status_error(response.status_code, response)
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):
             await response.aread()
@@ -192,7 +134,7 @@ class ChatCompletionsProvider:
                 if batch := self._feed(decoder.feed(chunk), parser):
                     yield batch
         except StreamError:
-            await _drain(chunks)
+            await drain(chunks)
             raise
         finally:
             if hasattr(chunks, "aclose"):
@@ -230,89 +172,3 @@ class ChatCompletionsProvider:
         events = parser.feed(response.text)
         parser.done = True
         return events
-
-    def _status_error(self, status: int, response: Any) -> ProviderError:
-        try:
-            text = response.text  # read in full above
-        except Exception:  # a body that could not be decoded leaves the status to speak for itself
-            text = ""
-        message = _message(text) or response.reason_phrase or f"HTTP {status}"
-        retry_after = _retry_after(response.headers)
-        if status in (400, 413) and any(code in text for code in _CONTEXT_CODES):
-            return ContextWindowExceededError(
-                message, provider=self.profile.name, status_code=status, body=text, retry_after=retry_after
-            )
-        return error_for_status(
-            status, message, provider=self.profile.name, body=text, retry_after=retry_after
-        )
-
-
-async def _drain(chunks: Any) -> None:
-    """Read what is left of a body being abandoned, for a short while.
-
-    An HTTP library's generators left half-iterated are finalized by the garbage collector, which trio
-    reports as a ResourceWarning (httpcore2's `PoolByteStream.__aiter__` is not closed by httpx2's transport
-    stream); a body read to its end, or ended by the deadline's cancellation, closes every one of them.
-    """
-    with anyio.move_on_after(_DRAIN_SECONDS):
-        try:
-            async for _ in chunks:
-                pass
-        except Exception:  # the body broke while being thrown away: nothing left to close
-            return
-
-
-def _message(text: str) -> str:
-    """The server's own words from an error body (``{"error": {"message": ...}}`` and its variants)."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return text.strip()[:1000]
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("detail") or data.get("message") or data.get("detail")
-        if error:
-            return error if isinstance(error, str) else json.dumps(error)
-    return text.strip()[:1000]
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or an HTTP date)."""
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(float(ms) / 1000, 0.0)
-        if (value := headers.get("retry-after")) is None:
-            return None
-        try:
-            return max(float(value), 0.0)
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(when.timestamp() - time.time(), 0.0)
-    except (ValueError, TypeError):
-        return None
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """The default TLS context, made once per process: building one loads the CA bundle, ~60 ms of CPU,
-    which would otherwise be paid by every provider (every conversation).
-    """  # noqa: D205
-    import httpx2
-
-    context: ssl.SSLContext = httpx2.create_ssl_context()
-    return context
-
-
-def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """The transport and timeout exceptions of the HTTP library under the ``openai`` package."""
-    transport: list[type[BaseException]] = []
-    timeouts: list[type[BaseException]] = []
-    for name in ("httpx2", "httpx"):
-        try:
-            module = __import__(name)
-        except ImportError:
-            continue
-        transport.append(module.TransportError)
-        timeouts.append(module.TimeoutException)
-    return tuple(transport), tuple(timeouts)

@@ -10,19 +10,22 @@ answer with an error saying so. File tools work only under the run's ``cwd`` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openagent import Tool, hookimpl
+from openagent.hookspecs import hookimpl, lazy
 
-from ._bash import bash
-from ._files import edit, read, write
-from ._interactive import Question, Todo, ask_user_question, todo_write
-from ._sandbox import sandbox_toolset
-from ._search import glob, grep
-from ._web import SearchBackend, SearchResult, web_fetch, web_search
-from .memory import DictMemoryStore, Memory, MemoryEntry, MemoryStore, SessionMemoryStore
+if TYPE_CHECKING:
+    from openagent import Tool
+
+    from ._bash import bash
+    from ._files import edit, read, write
+    from ._interactive import Question, Todo, ask_user_question, todo_write
+    from ._search import glob, grep
+    from ._web import SearchBackend, SearchResult, web_fetch, web_search
+    from .memory import DictMemoryStore, Memory, MemoryEntry, MemoryStore, SessionMemoryStore
 
 __all__ = [
+    "REGISTERED",
     "DictMemoryStore",
     "Memory",
     "MemoryEntry",
@@ -47,20 +50,62 @@ __all__ = [
     "write",
 ]
 
+REGISTERED = (
+    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch", "TodoWrite", "AskUserQuestion",
+    "MemoryRead", "MemoryWrite", "MemoryDelete",
+)  # fmt: skip
+"""The names the plugin registers; the tools themselves are made when the first is used (`_registered`)."""
+
+_HOMES = {
+    "bash": "_bash",
+    "edit": "_files",
+    "read": "_files",
+    "write": "_files",
+    "Question": "_interactive",
+    "Todo": "_interactive",
+    "ask_user_question": "_interactive",
+    "todo_write": "_interactive",
+    "glob": "_search",
+    "grep": "_search",
+    "SearchBackend": "_web",
+    "SearchResult": "_web",
+    "web_fetch": "_web",
+    "web_search": "_web",
+    "DictMemoryStore": "memory",
+    "Memory": "memory",
+    "MemoryEntry": "memory",
+    "MemoryStore": "memory",
+    "SessionMemoryStore": "memory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:  # imported on first use: registering the tools needs none of them
+        from importlib import import_module
+
+        return getattr(import_module(f"openagent_tools.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'openagent_tools' has no attribute {name!r}")
+
 
 def all_tools() -> list[Tool]:
     """Every built-in tool, WebSearch and AskUserQuestion without a backend or callback."""
+    from ._bash import bash
+    from ._files import edit, read, write
+    from ._interactive import ask_user_question, todo_write
+    from ._search import glob, grep
+    from ._web import web_fetch, web_search
+
     return [read, write, edit, glob, grep, bash, web_fetch, web_search(), todo_write, ask_user_question()]
 
 
 @hookimpl
-def register_tools(register: Callable[[Any], None]) -> None:
-    """Register the built-in tools under their Claude Code names, and the memory tools."""
-    register(all_tools())
-    register(Memory(SessionMemoryStore()).tools)
+def register_tools(register: Callable[..., None]) -> None:
+    """Register the built-in tools under their Claude Code names, and the memory tools (made on first use)."""
+    for name in REGISTERED:
+        register(lazy(f"openagent_tools._registered:{name}"), name=name)
 
 
 @hookimpl
-def register_toolsets(register: Callable[[str, Callable[[Any], Any]], None]) -> None:
+def register_toolsets(register: Callable[[str, Any], None]) -> None:
     """Report the Bash sandbox's state in the init message when the options enable it."""
-    register("sandbox", sandbox_toolset)
+    register("sandbox", lazy("openagent_tools._sandbox:sandbox_toolset"))

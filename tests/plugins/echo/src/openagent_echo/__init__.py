@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 
 from openagent import hookimpl
+from openagent.hookspecs import lazy
 from openagent.models import ModelEvent, ModelRequest, Stop, TextDelta
 
 __all__ = ["EchoProvider"]
@@ -26,3 +27,10 @@ class EchoProvider:
 def register_providers(register: Callable[..., None]) -> None:
     """Register ``echo`` (and the alias ``parrot``)."""
     register("echo", EchoProvider, aliases=("parrot",))
+    register("lazyecho", lazy("openagent_echo._slow:SlowEchoProvider", prefix="lazy-"))
+
+
+@hookimpl
+def register_tools(register: Callable[..., None]) -> None:
+    """Register ``Shout`` without importing its module."""
+    register(lazy("openagent_echo._slow:shout"), name="Shout")

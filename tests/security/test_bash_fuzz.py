@@ -194,7 +194,7 @@ def _run(command: str, base: Path) -> tuple[list[str], list[str]]:
 def _program(executed: str) -> str:
     """The program an ``execve`` ran; glibc's ``execvp`` retries a file the kernel refused (ENOEXEC, seen
     here under load) as ``/bin/sh FILE ARGS``: that is still FILE.
-    """  # noqa: D205
+    """
     name, _, argv = executed.partition(" ")
     fallback = re.match(r'\["/bin/sh", "(/[^"]+)"', argv)
     return Path(fallback.group(1)).name if name == "sh" and fallback else name

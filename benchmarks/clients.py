@@ -4,7 +4,9 @@
 --concurrency 1`` → ``{"client", "wall_s", "cpu_s", "maxrss_kb", "errors", "ttfe_ms", "cold_ttfe_ms", …}``.
 
 ``floor-anthropic``, ``anthropic`` and ``openagent-anthropic`` run the same conversation over the Anthropic
-messages wire (``POST /v1/messages``) instead of chat completions.
+messages wire (``POST /v1/messages``) instead of chat completions; ``floor-responses``, ``openai-responses``
+(the raw client's ``responses.stream``) and ``openagent-responses`` over the OpenAI Responses API
+(``POST /v1/responses``).
 
 A conversation is the scenario of the issue: the model asks for the ``lookup`` tool (its arguments streamed in
 fragments), the client runs it and sends the result back, then the model streams a ``deltas``-piece answer.
@@ -76,15 +78,16 @@ def _floor_chunk(chunk: dict[str, Any], text: list[str], calls: dict[int, dict[s
     return finish
 
 
-async def make_floor(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+def floor_http(url: str, headers: dict[str, str]) -> Any:
+    """The floors' HTTP client: plain httpx, one connection pool for every conversation."""
     import httpx
 
-    http = httpx.AsyncClient(
-        base_url=url,
-        timeout=120,
-        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
-        headers={"authorization": "Bearer sk-bench"},
-    )
+    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
+    return httpx.AsyncClient(base_url=url, timeout=120, limits=limits, headers=headers)
+
+
+async def make_floor(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    http = floor_http(url, {"authorization": "Bearer sk-bench"})
 
     async def one_request(messages: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
         body = {"model": model, "messages": messages, "tools": [TOOL_SCHEMA], "stream": True}
@@ -334,14 +337,7 @@ def _anthropic_turn(
 
 
 async def make_floor_anthropic(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
-    import httpx
-
-    http = httpx.AsyncClient(
-        base_url=_anthropic_root(url),
-        timeout=120,
-        limits=httpx.Limits(max_connections=2000, max_keepalive_connections=2000),
-        headers={"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"},
-    )
+    http = floor_http(_anthropic_root(url), {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"})
 
     async def one_request(messages: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
         body = {
@@ -430,6 +426,105 @@ async def make_anthropic(url: str, model: str) -> tuple[Conversation, Callable[[
     return conversation, client.close
 
 
+# --- the Responses wire: floor, the raw openai client's responses.stream, openagent's Responses wire -------
+
+RESPONSES_TOOL = {"type": "function", "strict": False, **TOOL_SCHEMA["function"]}  # type: ignore[dict-item]
+
+
+def _responses_turn(calls: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
+    """Append the model's calls and the tool results that answer them."""
+    for call in calls:
+        items.append(call)
+        result = lookup_impl(**json.loads(call["arguments"]))
+        items.append({"type": "function_call_output", "call_id": call["call_id"], "output": result})
+
+
+async def make_floor_responses(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    http = floor_http(url, {"authorization": "Bearer sk-bench"})
+
+    async def one_request(items: list[dict[str, Any]], first_event: Callable[[], None] | None) -> tuple:
+        body = {"model": model, "input": items, "tools": [RESPONSES_TOOL], "stream": True}
+        text: list[str] = []
+        calls: dict[str, dict[str, Any]] = {}
+        async with http.stream("POST", "/responses", json=body) as response:
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                event = json.loads(line[5:])
+                if first_event is not None:
+                    first_event()
+                    first_event = None
+                kind = event["type"]
+                if kind == "response.output_text.delta":
+                    text.append(event["delta"])
+                elif kind == "response.function_call_arguments.delta":
+                    calls[event["item_id"]]["parts"].append(event["delta"])
+                elif kind == "response.output_item.added" and event["item"]["type"] == "function_call":
+                    item = event["item"]
+                    calls[item["id"]] = {"call_id": item["call_id"], "name": item["name"], "parts": []}
+                elif kind in ("error", "response.failed"):
+                    raise RuntimeError(event)
+        done = [
+            {
+                "type": "function_call",
+                "call_id": c["call_id"],
+                "name": c["name"],
+                "arguments": "".join(c["parts"]),
+            }
+            for c in calls.values()
+        ]
+        return "".join(text), done
+
+    async def conversation(first_event: Callable[[], None]) -> str:
+        items: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+        notify: Callable[[], None] | None = first_event
+        for _ in range(10):
+            text, calls = await one_request(items, notify)
+            notify = None
+            if not calls:
+                return text
+            _responses_turn(calls, items)
+        raise RuntimeError("too many turns")
+
+    return conversation, http.aclose
+
+
+async def make_openai_responses(url: str, model: str) -> tuple[Conversation, Callable[[], Awaitable[None]]]:
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0, timeout=120)
+
+    async def conversation(first_event: Callable[[], None]) -> str:
+        items: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+        notify: Callable[[], None] | None = first_event
+        for _ in range(10):
+            text: list[str] = []
+            async with client.responses.stream(
+                model=model,
+                input=items,  # type: ignore[arg-type]
+                tools=[RESPONSES_TOOL],  # type: ignore[list-item]
+            ) as stream:
+                async for event in stream:
+                    if notify is not None:
+                        notify()
+                        notify = None
+                    if event.type == "response.output_text.delta":
+                        text.append(event.delta)
+                final = await stream.get_final_response()
+            calls = [
+                {"type": "function_call", "call_id": o.call_id, "name": o.name, "arguments": o.arguments}
+                for o in final.output
+                if o.type == "function_call"
+            ]
+            if not calls:
+                return "".join(text)
+            _responses_turn(calls, items)
+        raise RuntimeError("too many turns")
+
+    return conversation, client.close
+
+
 CLIENTS: dict[str, Callable[[str, str], Awaitable[tuple[Conversation, Callable[[], Awaitable[None]]]]]] = {
     "floor": make_floor,
     "openagent": _make_openagent(partial=False),
@@ -440,6 +535,9 @@ CLIENTS: dict[str, Callable[[str, str], Awaitable[tuple[Conversation, Callable[[
     "floor-anthropic": make_floor_anthropic,
     "openagent-anthropic": _make_openagent(partial=False, provider="anthropic"),
     "anthropic": make_anthropic,
+    "floor-responses": make_floor_responses,
+    "openagent-responses": _make_openagent(partial=False, provider="openai-responses"),
+    "openai-responses": make_openai_responses,
 }
 
 

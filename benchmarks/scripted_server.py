@@ -1,7 +1,8 @@
 """A loopback model server that replays scripted turns, for benchmarks and fault-injection tests.
 
-It speaks the OpenAI chat-completions (``POST …/chat/completions``) and Anthropic messages
-(``POST …/messages``) wire formats, streaming (SSE over chunked HTTP/1.1) and not, with keep-alive. It is
+It speaks the OpenAI chat-completions (``POST …/chat/completions``), OpenAI Responses (``POST …/responses``)
+and Anthropic messages (``POST …/messages``) wire formats, streaming (SSE over chunked HTTP/1.1) and not,
+with keep-alive. It is
 stdlib only (asyncio streams and a hand-written minimal HTTP/1.1), so the server costs little next to the
 clients it measures.
 
@@ -13,8 +14,9 @@ fragments, usage, a stop reason, an optional per-chunk delay, and optionally a f
 2. the request's ``model`` name, else
 3. the default queue (`ScriptedServer.enqueue`).
 
-A script in ``history`` mode picks the turn by the number of assistant messages in the request (so any
-number of concurrent conversations can share one script); in ``queue`` mode turns are consumed in order
+A script in ``history`` mode picks the turn by the number of assistant turns in the request (assistant
+messages; on the Responses wire, runs of assistant output items) (so any number of concurrent conversations
+can share one script); in ``queue`` mode turns are consumed in order
 (so ``[Turn(fault="429"), Turn(text=...)]`` means "rate-limit once, then answer").
 
 Use it in-process (it runs its own asyncio loop in a background thread, so asyncio and trio tests alike can
@@ -169,12 +171,24 @@ class Script:
         if self.mode == "queue":
             return self._queue.popleft() if self._queue else None
         messages = body.get("messages")
-        index = (
-            sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-            if (isinstance(messages, list))
-            else 0
-        )
+        if isinstance(messages, list):
+            index = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        else:
+            index = _responses_turns(body.get("input"))
         return self.turns[index] if index < len(self.turns) else None
+
+
+def _responses_turns(items: Any) -> int:
+    """Assistant turns in a Responses ``input``: runs of output items (messages, calls, reasoning …)."""
+    turns, inside = 0, False
+    for item in items if isinstance(items, list) else []:
+        mine = isinstance(item, dict) and (
+            item.get("role") == "assistant"
+            or item.get("type") not in (None, "message", "function_call_output", "item_reference")
+        )
+        turns += mine and not inside
+        inside = bool(mine)
+    return turns
 
 
 @dataclass
@@ -200,12 +214,12 @@ def bench_conversation(deltas: int = 300, fragments: int = 8) -> list[Turn]:
     return [Turn(tool_calls=[call], usage=(50, 20)), Turn(text=words, usage=(80, deltas))]
 
 
-def render(turn: Turn, wire: Literal["openai", "anthropic"] = "openai", model: str = "scripted") -> bytes:
+Wire = Literal["openai", "anthropic", "responses"]
+
+
+def render(turn: Turn, wire: Wire = "openai", model: str = "scripted") -> bytes:
     """The event-stream body the server sends for ``turn`` (what a parser sees after HTTP de-chunking)."""
-    chunks = (_anthropic_chunks if wire == "anthropic" else _openai_chunks)(
-        turn, model, turn.fault == "truncated_tool_json"
-    )
-    return b"".join(chunks)
+    return b"".join(_CHUNKS[wire](turn, model, turn.fault == "truncated_tool_json"))
 
 
 def closed_port() -> int:
@@ -419,6 +433,111 @@ def _anthropic_message(turn: Turn, model: str, truncate_tools: bool) -> dict[str
     }
 
 
+# The Responses API's stream, shaped as OpenAI sends it (openai.types.responses: every event with its
+# `type` and `sequence_number`, items announced, streamed and finished, the whole output in the last event).
+
+
+def _responses_items(turn: Turn, truncate_tools: bool) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The turn's output items, each with the events that stream it (between its added and done events)."""
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if turn.thinking:
+        summary = [{"type": "summary_text", "text": "".join(turn.thinking)}]
+        item = {"id": "rs_scripted", "type": "reasoning", "summary": summary}
+        if turn.signature:
+            item["encrypted_content"] = turn.signature
+        part = {"type": "summary_text", "text": ""}
+        deltas = [{"type": "response.reasoning_summary_part.added", "summary_index": 0, "part": part}]
+        deltas += [
+            {"type": "response.reasoning_summary_text.delta", "summary_index": 0, "delta": piece}
+            for piece in turn.thinking
+        ]
+        text = summary[0]["text"]
+        deltas.append({"type": "response.reasoning_summary_text.done", "summary_index": 0, "text": text})
+        deltas.append(
+            {"type": "response.reasoning_summary_part.done", "summary_index": 0, "part": summary[0]}
+        )
+        out.append((item, deltas))
+    if turn.text:
+        text = "".join(turn.text)
+        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+        item = {"id": "msg_scripted", "type": "message", "status": "completed", "role": "assistant"}
+        empty = {**part, "text": ""}
+        deltas = [{"type": "response.content_part.added", "content_index": 0, "part": empty}]
+        deltas += [
+            {"type": "response.output_text.delta", "content_index": 0, "delta": piece, "logprobs": []}
+            for piece in turn.text
+        ]
+        deltas.append({"type": "response.output_text.done", "content_index": 0, "text": text, "logprobs": []})
+        deltas.append({"type": "response.content_part.done", "content_index": 0, "part": part})
+        out.append(({**item, "content": [part]}, deltas))
+    for index, call in enumerate(turn.tool_calls):
+        pieces = _truncate(call.pieces()) if truncate_tools else call.pieces()
+        item = {
+            "id": f"fc_scripted_{index}",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": call.id or f"call_scripted_{index}",
+            "name": call.name,
+            "arguments": "".join(pieces),
+        }
+        deltas = [{"type": "response.function_call_arguments.delta", "delta": piece} for piece in pieces]
+        deltas.append({"type": "response.function_call_arguments.done", "arguments": item["arguments"]})
+        out.append((item, deltas))
+    return out
+
+
+def _responses_object(turn: Turn, model: str, truncate_tools: bool) -> dict[str, Any]:
+    """The finished response (the non-streamed answer, and the body of the last streamed event)."""
+    incomplete = turn.stop_reason == "max_tokens"
+    body: dict[str, Any] = {
+        "id": "resp_scripted",
+        "object": "response",
+        "created_at": 1700000000,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "model": model,
+        "output": [item for item, _ in _responses_items(turn, truncate_tools)],
+        "usage": None,
+    }
+    if turn.usage is not None:
+        inp, outp = turn.usage[0], turn.output_tokens()
+        body["usage"] = {
+            "input_tokens": inp,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": outp,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": inp + outp,
+        }
+    return body
+
+
+def _responses_chunks(turn: Turn, model: str, truncate_tools: bool) -> list[bytes]:
+    events: list[dict[str, Any]] = []
+    start = {"id": "resp_scripted", "object": "response", "created_at": 1700000000, "model": model}
+    start |= {"status": "in_progress", "output": [], "usage": None}
+    events += [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+    ]
+    for index, (item, deltas) in enumerate(_responses_items(turn, truncate_tools)):
+        opened = {**item, "status": "in_progress"}
+        if item["type"] == "message":
+            opened["content"] = []
+        elif item["type"] == "function_call":
+            opened["arguments"] = ""
+        events.append({"type": "response.output_item.added", "output_index": index, "item": opened})
+        events += [{**d, "item_id": item["id"], "output_index": index} for d in deltas]
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    final = _responses_object(turn, model, truncate_tools)
+    kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
+    events.append({"type": kind, "response": final})
+    return [_sse(_dumps({**event, "sequence_number": n}), event["type"]) for n, event in enumerate(events)]
+
+
+_CHUNKS = {"openai": _openai_chunks, "anthropic": _anthropic_chunks, "responses": _responses_chunks}
+_WHOLE = {"openai": _openai_message, "anthropic": _anthropic_message, "responses": _responses_object}
+
+
 def _error_body(wire: str, status: int, message: str) -> dict[str, Any]:
     if wire == "anthropic":
         return {
@@ -438,11 +557,14 @@ def _error_event(wire: str, message: str) -> bytes:
         return _sse(
             _dumps({"type": "error", "error": {"type": "overloaded_error", "message": message}}), "error"
         )
+    if wire == "responses":
+        error = {"type": "error", "code": "server_error", "message": message, "param": None}
+        return _sse(_dumps({**error, "sequence_number": 999}), "error")
     return _sse(_dumps({"error": {"message": message, "type": "server_error", "param": None, "code": None}}))
 
 
 def _garbage(wire: str) -> list[bytes]:
-    event = "content_block_delta" if wire == "anthropic" else None
+    event = {"anthropic": "content_block_delta", "responses": "response.output_text.delta"}.get(wire)
     return [_sse("{this is not json", event), b"\x00\xff\xfe garbage \xc3\x28\n\n", _sse("[1, 2", event)]
 
 
@@ -675,8 +797,15 @@ class ScriptedServer:
         if self.record:
             with self._lock:
                 self.requests.append(RecordedRequest(method, path, headers, body, script))
-        wire = "anthropic" if path.rstrip("/").endswith("/messages") else "openai"
-        if method != "POST" or not (path.rstrip("/").endswith(("/chat/completions", "/messages"))):
+        route = path.rstrip("/")
+        wire = (
+            "anthropic"
+            if route.endswith("/messages")
+            else "responses"
+            if route.endswith("/responses")
+            else "openai"
+        )
+        if method != "POST" or not route.endswith(("/chat/completions", "/messages", "/responses")):
             await self._json(writer, 404, _error_body(wire, 404, f"no route for {method} {path}"))
             return keep_alive
         if turn is None:
@@ -784,7 +913,7 @@ class ScriptedServer:
     ) -> None:
         fault = turn.fault
         truncate = fault == "truncated_tool_json"
-        obj = (_anthropic_message if wire == "anthropic" else _openai_message)(turn, model, truncate)
+        obj = _WHOLE[wire](turn, model, truncate)
         data = _dumps(obj).encode()
         if fault in ("garbage", "eof", "error_event", "reset", "stall"):
             if fault == "garbage":
@@ -814,8 +943,7 @@ class ScriptedServer:
         with self._lock:
             cached = self._cache.get(key)
         if cached is None:
-            render = _anthropic_chunks if wire == "anthropic" else _openai_chunks
-            chunks = [_chunked(c) for c in render(turn, model, truncate)]
+            chunks = [_chunked(c) for c in _CHUNKS[wire](turn, model, truncate)]
             cached = (chunks, b"".join(chunks))
             with self._lock:
                 self._cache[key] = cached

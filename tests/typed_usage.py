@@ -69,6 +69,14 @@ async def conversation() -> int:
         return turns
 
 
+async def failed_mcp_servers(client: Client) -> list[str]:
+    status = await client.get_mcp_status()
+    failed = [s["name"] for s in status["mcpServers"] if s["status"] == "failed"]
+    for name in failed:
+        await client.reconnect_mcp_server(name)
+    return failed
+
+
 async def once() -> RunResult:
     return await run("hi", AgentOptions(model="test:echo"))
 

@@ -93,3 +93,19 @@ def test_the_one_line_fast_path_and_the_general_path_agree():
             ServerSentEvent("message", "z"),
         ]
     )
+
+
+def test_the_named_event_fast_path_and_the_general_path_agree():
+    chunks = [
+        b"data: first\n\n",
+        b'event: response.output_text.delta\ndata: {"delta": "hi"}\n\n',
+        b"event:\ndata:unnamed\n\n",
+        b"event: e\nid: 3\ndata: z\n\n",
+        b"event: e2\ndata: x\n\n",
+    ]
+    fast = SSEDecoder()
+    got = [e for c in chunks for e in fast.feed(c)]
+    assert got == decode([b"".join(chunks)])
+    assert got[1] == ServerSentEvent("response.output_text.delta", '{"delta": "hi"}')
+    assert got[2] == ServerSentEvent("message", "unnamed")
+    assert got[4] == ServerSentEvent("e2", "x", "3")

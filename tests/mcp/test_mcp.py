@@ -1,16 +1,16 @@
-"""MCP toolsets against real servers: stdio, streamable HTTP, SSE, in-process; failures; clean shutdown."""
+"""MCP servers in a conversation: stdio, streamable HTTP, SSE, in-process; results; clean shutdown."""
 
 from __future__ import annotations
 
 import gc
-import os
+import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from harness import pid_of, process_gone
 
 from openagent import AgentOptions, Client, ResultMessage, SystemMessage, UserMessage, query, tool
 from openagent.errors import ConfigError
@@ -20,13 +20,11 @@ from openagent_mcp import create_sdk_mcp_server, tool_name
 pytestmark = pytest.mark.anyio
 
 
-def stdio(config: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in config.items() if k != "pid_file"}
-
-
 async def run(servers: dict[str, Any], *turns: Any) -> tuple[list[Any], ScriptedModel]:
     model = ScriptedModel(list(turns))
-    options = AgentOptions(model=model, mcp_servers=servers, persist_session=False)
+    # A server's tools run only when a rule allows them (a path to a JSON file names no server here).
+    allow = [f"mcp__{name}" for name in servers] if isinstance(servers, dict) else ["mcp__calc"]
+    options = AgentOptions(model=model, mcp_servers=servers, allowed_tools=allow, persist_session=False)
     return [m async for m in query(prompt="go", options=options)], model
 
 
@@ -36,27 +34,28 @@ def results(messages: list[Any]) -> list[Any]:
     ]
 
 
-def mcp_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "openagent-mcp"]
-
-
-def process_gone(pid_file: Path) -> bool:
-    pid = int(pid_file.read_text())
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-async def test_stdio_server_tools_are_called_by_prefixed_name(stdio_server: dict[str, Any]) -> None:
+async def test_stdio_server_tools_are_called_by_prefixed_name(
+    stdio_server: dict[str, Any], tmp_path: Path
+) -> None:
     messages, model = await run(
-        {"calc": stdio(stdio_server)}, [tool_call("mcp__calc__add", {"a": 2, "b": 3})], "five"
+        {"calc": stdio_server}, [tool_call("mcp__calc__add", {"a": 2, "b": 3})], "five"
     )
     init = messages[0]
     assert isinstance(init, SystemMessage)
-    assert init.data["mcp_servers"] == [{"name": "calc", "status": "connected"}]
-    assert "mcp__calc__add" in init.data["tools"]
+    assert init.data["mcp_servers"] == [
+        {
+            "name": "calc",
+            "status": "connected",
+            "tool_count": 19,
+            "skipped_tools": [
+                {
+                    "name": "background_only",
+                    "reason": "runs only as an MCP task (execution.taskSupport: required), which is not supported",
+                }
+            ],
+        }
+    ]
+    assert "mcp__calc__add" in init.data["tools"] and "mcp__calc__background_only" not in init.data["tools"]
     names = {t.name for t in model.requests[0].tools}
     assert {"mcp__calc__add", "mcp__calc__picture", "mcp__calc__explode"} <= names
     add = next(t for t in model.requests[0].tools if t.name == "mcp__calc__add")
@@ -66,17 +65,16 @@ async def test_stdio_server_tools_are_called_by_prefixed_name(stdio_server: dict
     assert result.content == [{"type": "text", "text": "5"}]
     assert not result.is_error
     assert messages[-1].result == "five"
-    assert process_gone(stdio_server["pid_file"])
-    assert not mcp_threads()
+    assert process_gone(pid_of(tmp_path))
 
 
-async def test_results_map_images_resources_and_errors(stdio_server: dict[str, Any]) -> None:
+async def test_results_map_images_resources_and_errors(http_server: str) -> None:
     calls = [
         tool_call("mcp__calc__picture", {}, id="p"),
         tool_call("mcp__calc__readme", {}, id="r"),
         tool_call("mcp__calc__explode", {}, id="e"),
     ]
-    messages, _ = await run({"calc": stdio(stdio_server)}, calls, "done")
+    messages, _ = await run({"calc": {"type": "http", "url": http_server}}, calls, "done")
     picture, readme, explode = results(messages)
     assert picture.content[0] == {"type": "text", "text": "a pixel"}
     assert picture.content[1]["type"] == "image"
@@ -90,7 +88,7 @@ async def test_streamable_http_server_with_headers(http_server: str) -> None:
     servers = {"remote": {"type": "http", "url": http_server, "headers": {"x-team": "blue"}}}
     call = tool_call("mcp__remote__header", {"name": "x-team"})
     messages, _ = await run(servers, [call, tool_call("mcp__remote__add", {"a": 40, "b": 2})], "ok")
-    assert messages[0].data["mcp_servers"] == [{"name": "remote", "status": "connected"}]
+    assert messages[0].data["mcp_servers"][0]["status"] == "connected"
     header, add = results(messages)
     assert header.content == [{"type": "text", "text": "blue"}]
     assert add.content == [{"type": "text", "text": "42"}]
@@ -125,22 +123,17 @@ async def test_in_process_sdk_server_calls_tools_directly() -> None:
     messages, model = await run({"local": server}, calls, "done")
     assert seen == [{"name": "Ada"}]
     greeting, shouted = results(messages)
-    assert greeting.content[0] == {"type": "text", "text": "hello Ada"}
-    assert (
-        greeting.content[1] == {"type": "image", "data": "AAAA", "mimeType": "image/gif"}
-        or greeting.content[1]
-    )
+    assert greeting.content == [
+        {"type": "text", "text": "hello Ada"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "AAAA"}},
+    ]
     assert shouted.content == "HI"
-    assert messages[0].data["mcp_servers"] == [{"name": "local", "status": "connected"}]
-    assert not mcp_threads()
+    assert messages[0].data["mcp_servers"] == [{"name": "local", "status": "connected", "tool_count": 2}]
 
 
 async def test_an_mcp_server_object_runs_in_memory() -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from servers import build
-    finally:
-        sys.path.pop(0)
+    from servers import build
+
     messages, _ = await run(
         {"mem": {"type": "sdk", "name": "mem", "instance": build()}},
         [tool_call("mcp__mem__add", {"a": 3, "b": 4})],
@@ -149,61 +142,61 @@ async def test_an_mcp_server_object_runs_in_memory() -> None:
     assert results(messages)[0].content == [{"type": "text", "text": "7"}]
 
 
-async def test_failing_servers_are_reported_and_the_others_work(stdio_server: dict[str, Any]) -> None:
+async def test_failing_servers_are_reported_and_the_others_work(http_server: str) -> None:
     servers = {
-        "calc": stdio(stdio_server),
-        "missing": {"command": "/nonexistent/mcp-server"},
-        "crashes": {
-            "command": sys.executable,
-            "args": ["-c", "import sys; sys.stderr.write('no config'); sys.exit(3)"],
-        },
+        "calc": {"type": "http", "url": http_server},
         "silent": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "timeout": 1},
         "typo": {"type": "websocket", "url": "ws://x"},
         "no_url": {"type": "http"},
     }
     messages, _ = await run(servers, [tool_call("mcp__calc__add", {"a": 1, "b": 2})], "3")
     status = {s["name"]: s for s in messages[0].data["mcp_servers"]}
-    assert status["calc"] == {"name": "calc", "status": "connected"}
-    for name in ("missing", "crashes", "silent", "typo", "no_url"):
-        assert status[name]["status"] == "failed", name
-    assert "no config" in status["crashes"]["error"]
-    assert "TimeoutError" in status["silent"]["error"]
-    assert "unknown MCP server type 'websocket'" in status["typo"]["error"]
-    assert "needs a 'url'" in status["no_url"]["error"]
+    assert status["calc"]["status"] == "connected"
+    assert status["silent"] == {
+        "name": "silent",
+        "status": "failed",
+        "tool_count": 0,
+        "error": "TimeoutError: no answer within 1 s (timeout)",
+    }
+    assert status["typo"]["error"] == "unknown MCP server type 'websocket'; expected stdio, sse, http or sdk"
+    assert status["no_url"]["error"] == "an http server needs a 'url' string (http:// or https://)"
     assert results(messages)[0].content == [{"type": "text", "text": "3"}]
     assert isinstance(messages[-1], ResultMessage) and messages[-1].subtype == "success"
-    assert not mcp_threads()
 
 
-async def test_closing_the_generator_early_leaves_nothing_behind(stdio_server: dict[str, Any]) -> None:
+async def test_closing_the_generator_early_leaves_nothing_behind(
+    stdio_server: dict[str, Any], tmp_path: Path
+) -> None:
     options = AgentOptions(
-        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio(stdio_server)}, persist_session=False
+        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio_server}, persist_session=False
     )
     messages = query(prompt="go", options=options)
     first = await messages.__anext__()
     assert first.data["mcp_servers"][0]["status"] == "connected"
-    assert mcp_threads()
+    assert not process_gone(pid_of(tmp_path))
     await messages.aclose()
-    assert not mcp_threads()
-    assert process_gone(stdio_server["pid_file"])
+    assert process_gone(pid_of(tmp_path))
 
 
-async def test_breaking_out_of_async_for_is_cleaned_up_by_the_finalizer(stdio_server: dict[str, Any]) -> None:
+async def test_breaking_out_of_async_for_is_cleaned_up_by_the_finalizer(
+    stdio_server: dict[str, Any], tmp_path: Path
+) -> None:
     options = AgentOptions(
-        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio(stdio_server)}, persist_session=False
+        model=ScriptedModel(["never"]), mcp_servers={"calc": stdio_server}, persist_session=False
     )
     async for _ in query(prompt="go", options=options):
         break
-    for _ in range(200):  # the event loop's async-generator finalizer closes it soon after collection
-        gc.collect()
-        if not mcp_threads():
-            break
-        await anyio.sleep(0.05)
-    assert not mcp_threads()
-    assert process_gone(stdio_server["pid_file"])
+    with anyio.fail_after(10):  # the servers end in the background, in their own task: no stranded scope
+        while not process_gone(pid_of(tmp_path)):
+            gc.collect()
+            await anyio.sleep(0.05)
+    with anyio.fail_after(1):  # and this task's cancel scopes are intact: a nested one still works
+        with anyio.move_on_after(0.01) as scope:
+            await anyio.sleep(1)
+    assert scope.cancelled_caught
 
 
-async def test_a_client_keeps_servers_across_prompts(stdio_server: dict[str, Any]) -> None:
+async def test_a_client_keeps_servers_across_prompts(stdio_server: dict[str, Any], tmp_path: Path) -> None:
     model = ScriptedModel(
         [
             [tool_call("mcp__calc__add", {"a": 1, "b": 1})],
@@ -213,22 +206,25 @@ async def test_a_client_keeps_servers_across_prompts(stdio_server: dict[str, Any
         ]
     )
     async with Client(
-        AgentOptions(model=model, mcp_servers={"calc": stdio(stdio_server)}, persist_session=False)
+        AgentOptions(
+            model=model,
+            mcp_servers={"calc": stdio_server},
+            allowed_tools=["mcp__calc"],
+            persist_session=False,
+        )
     ) as client:
-        pid = stdio_server["pid_file"].read_text()
+        pid = pid_of(tmp_path)
         for expected in ("2", "4"):
             await client.query("add")
             answers = [m async for m in client.receive_response()]
             assert answers[-1].result == expected
-            assert stdio_server["pid_file"].read_text() == pid  # the same server process
-    assert process_gone(stdio_server["pid_file"])
+            assert pid_of(tmp_path) == pid  # the same server process
+    assert process_gone(pid)
 
 
-async def test_mcp_servers_from_a_json_file(tmp_path: Path, stdio_server: dict[str, Any]) -> None:
+async def test_mcp_servers_from_a_json_file(tmp_path: Path, http_server: str) -> None:
     path = tmp_path / "mcp.json"
-    import json
-
-    path.write_text(json.dumps({"mcpServers": {"calc": stdio(stdio_server)}}))
+    path.write_text(json.dumps({"mcpServers": {"calc": {"type": "http", "url": http_server}}}))
     messages, _ = await run(str(path), [tool_call("mcp__calc__add", {"a": 5, "b": 5})], "10")  # type: ignore[arg-type]
     assert results(messages)[0].content == [{"type": "text", "text": "10"}]
 
@@ -246,3 +242,4 @@ async def test_without_the_plugin_mcp_servers_is_a_config_error(monkeypatch: pyt
 
 def test_tool_names_are_sanitised() -> None:
     assert tool_name("my server", "do.it") == "mcp__my_server__do_it"
+    assert tool_name("files__evil", "rm") == "mcp__files_evil__rm"  # never covered by a rule for "files"

@@ -133,12 +133,12 @@ DOCS = {
 }
 
 
-def constructing(test_name: str, wanted: str) -> bool:
-    return test_name in {name.strip() for name in wanted.split(",")} and test_name in ANSWERS
+def constructing(test_name: str, wanted: str, answers: dict[str, list[bytes]] = ANSWERS) -> bool:
+    return test_name in {name.strip() for name in wanted.split(",")} and test_name in answers
 
 
-def mock_client(test_name: str) -> httpx2.AsyncClient:
-    answers = iter(ANSWERS[test_name])
+def mock_client(test_name: str, answers_by_test: dict[str, list[bytes]] = ANSWERS) -> httpx2.AsyncClient:
+    answers = iter(answers_by_test[test_name])
 
     def answer(request: httpx2.Request) -> httpx2.Response:
         body = next(answers)
@@ -149,11 +149,11 @@ def mock_client(test_name: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
 
 
-def mark_constructed(test_name: str) -> None:
-    path = CASSETTES / f"{test_name}.yaml"
+def mark_constructed(test_name: str, docs: dict[str, str] = DOCS, folder: Path = CASSETTES) -> None:
+    path = folder / f"{test_name}.yaml"
     text = path.read_text()
     if not text.startswith("# constructed"):
-        note = f"# constructed: true -- built from the documented example at {DOCS[test_name]};\n"
+        note = f"# constructed: true -- built from the documented example at {docs[test_name]};\n"
         note += "# `nox -s record` against an endpoint that shows the behaviour replaces it.\n"
         path.write_text(note + text)
 

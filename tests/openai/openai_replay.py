@@ -52,7 +52,8 @@ class Replay:
         headers: dict[str, str] | None = None,
         profile: OpenAIProfile | str = "llamacpp",
         handler: Callable[[httpx2.Request], httpx2.Response] | None = None,
-    ) -> ChatCompletionsProvider:
+        wire: type[Any] = ChatCompletionsProvider,
+    ) -> Any:
         headers = {"content-type": "text/event-stream", **(headers or {})}
 
         async def stream() -> AsyncIterator[bytes]:
@@ -67,7 +68,7 @@ class Replay:
 
         client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
         profile = PROFILES[profile] if isinstance(profile, str) else profile
-        return ChatCompletionsProvider("test-model", profile=profile, http_client=client)
+        return wire("test-model", profile=profile, http_client=client)
 
     def sent(self, index: int = -1) -> dict[str, Any]:
         return json.loads(self.requests[index].content)

@@ -14,7 +14,17 @@ from openagent.plugins import load_plugins
 from openagent_openai import PROFILES, ChatCompletionsProvider, OpenAIProfile
 from openagent_openai._profiles import PLACEHOLDER_KEY
 
-NAMES = ["openai", "ollama", "lmstudio", "llamacpp", "vllm", "openrouter", "openai-compatible"]
+NAMES = [
+    "openai",
+    "openai-chat",
+    "ollama",
+    "lmstudio",
+    "llamacpp",
+    "vllm",
+    "openrouter",
+    "openai-compatible",
+    "openai-responses",
+]
 
 
 def test_every_provider_is_registered_by_the_plugin() -> None:

@@ -13,6 +13,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from openagent import AgentOptions, Client, ProviderError, ResultMessage, ToolError, query, tool
 from openagent.agents import AgentDefinition
 from openagent.testing import ScriptedModel, text, tool_call, usage
+from openagent.tools import ToolContext
 from openagent_otel import CAPTURE_CONTENT_ENV, tracing_hooks
 
 pytestmark = pytest.mark.anyio
@@ -345,4 +346,26 @@ async def test_a_compaction_is_an_event_on_the_run(
     assert [[(e.name, dict(e.attributes or {})) for e in r.events] for r in runs] == [
         [],
         [("openagent.compaction", {"trigger": "auto"})],
+    ]
+
+
+async def test_a_tools_progress_is_an_event_on_its_span(
+    provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    @tool
+    async def download(context: ToolContext) -> str:
+        """Report progress twice."""
+        assert context.notify is not None  # the tracing hooks listen to Notification
+        for step in (1, 2):
+            await context.notify(
+                {"notification_type": "tool_progress", "progress": step, "total": 2, "message": f"{step}/2"}
+            )
+        return "done"
+
+    script = [[tool_call("download", {}, id="call_dl")], "ok"]
+    await drive(AgentOptions(model=ScriptedModel(script), tools=[download], hooks=tracing_hooks(provider)))
+    span = one(exporter.get_finished_spans(), "execute_tool download")
+    assert [(e.name, dict(e.attributes or {})) for e in span.events] == [
+        ("openagent.tool.progress", {"progress": 1, "total": 2, "message": "1/2"}),
+        ("openagent.tool.progress", {"progress": 2, "total": 2, "message": "2/2"}),
     ]

@@ -69,6 +69,31 @@ async def test_database_is_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_first_opens_of_a_new_file_racing_to_switch_it_to_wal_all_succeed(tmp_path: Path) -> None:
+    # SQLite can refuse a journal-mode change that races another at once ("database is locked"), without
+    # waiting; seen in CI as a failed append when fifty writers opened one new file together.
+    import anyio
+
+    for round_ in range(3):
+        path = tmp_path / f"race{round_}.db"
+        stores = [SQLiteSessionStore(path) for _ in range(40)]
+
+        async def append(index: int, store: SQLiteSessionStore) -> None:
+            key: Any = {"project_key": "p", "session_id": f"s{index}"}
+            await store.append(key, [{"type": "x", "uuid": str(index)}])
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                for index, store in enumerate(stores):
+                    group.start_soon(append, index, store)
+            for store in stores:
+                await store.aclose()
+        async with SQLiteSessionStore(path) as reader:
+            loaded = [await reader.load({"project_key": "p", "session_id": f"s{i}"}) for i in range(40)]
+        assert loaded == [[{"type": "x", "uuid": str(i)}] for i in range(40)]
+
+
+@pytest.mark.anyio
 async def test_in_memory_store_works_and_is_private(tmp_path: Path) -> None:
     key: Any = {"project_key": "p", "session_id": "s"}
     async with SQLiteSessionStore() as one, SQLiteSessionStore() as two:

@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 import pytest
 
 from . import models as m
+from ._turn import TurnBuilder
 from .errors import ProviderError
-from .models import ModelEvent, ModelRequest, Provider, Stop, TextDelta, ThinkingDelta, ToolSpec
-from .types import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
+from .models import ModelEvent, ModelRequest, Provider, RawContent, Stop, TextDelta, ThinkingDelta, ToolSpec
+from .types import AssistantMessage, ContentBlock, ToolResultBlock, ToolUseBlock, Usage, UserMessage
 
 __all__ = ["ADD_TOOL", "PROMPTS", "WEATHER_TOOL", "ProviderContract", "Turn", "collect"]
 
@@ -50,6 +51,9 @@ class Turn:
     """``index → {"id", "name", "arguments"}`` (arguments as the concatenated JSON text)."""
     usage: Usage | None = None
     stop: Stop | None = None
+    raw: list[RawContent] = field(default_factory=list)
+    """Provider-specific blocks kept verbatim (reasoning items, server tool calls …)."""
+    builder: TurnBuilder = field(default_factory=lambda: TurnBuilder(partial=False), repr=False)
 
     def add(self, event: ModelEvent) -> None:
         """Fold one event in, asserting the ordering rules of the `Provider` protocol."""
@@ -71,8 +75,17 @@ class Turn:
             self.usage = event if self.usage is None else self.usage.merge(event)
         elif isinstance(event, Stop):
             self.stop = event
+        elif isinstance(event, RawContent):
+            self.raw.append(event)
         else:  # pragma: no cover - a provider yielding a foreign object is the bug this catches
             raise AssertionError(f"not a ModelEvent: {event!r}")
+        self.builder.feed(event)
+
+    def content(self) -> list[ContentBlock]:
+        """The turn as the loop keeps it (its blocks in arrival order, raw ones included): what a second
+        turn sends back.
+        """  # noqa: D205
+        return self.builder.content()
 
     def arguments(self, index: int) -> dict[str, Any]:
         """The parsed arguments of the call at ``index`` (must be a JSON object)."""
@@ -146,10 +159,8 @@ class ProviderContract:
         index = next(iter(first.calls))
         assert first.arguments(index) == {"a": 1234, "b": 4321}
         call = first.tool_uses()[0]
-        history: list[UserMessage | AssistantMessage] = [
-            AssistantMessage(
-                content=[*([TextBlock(text=first.text)] if first.text else []), call], model=self.model
-            ),
+        history: list[UserMessage | AssistantMessage] = [  # the whole turn goes back: reasoning included
+            AssistantMessage(content=first.content(), model=self.model),
             UserMessage(content=[ToolResultBlock(tool_use_id=call.id, content="5555")]),
         ]
         second = await collect(provider, self.request(prompt, tools=[ADD_TOOL], history=history))

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .compaction import estimate_tokens
+from .tools import describe_toolsets
 
 if TYPE_CHECKING:
     from .loop import Conversation
@@ -36,7 +37,7 @@ def server_info(conversation: Conversation) -> dict[str, Any]:
         "commands": commands,
         "agents": list(conversation.agents),
         "skills": list(settings.skills),
-        "mcp_servers": list(conversation.described.get("mcp_servers", [])),
+        "mcp_servers": list(describe_toolsets(conversation.toolsets).get("mcp_servers", [])),
         "output_style": "default",
         "available_output_styles": ["default"],
     }

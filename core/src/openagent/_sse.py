@@ -31,7 +31,7 @@ class ServerSentEvent(NamedTuple):
 class SSEDecoder:
     """Feed it byte chunks as they arrive; it returns the events each chunk completes."""
 
-    __slots__ = ("_buffer", "_data", "_event", "_id", "_started", "_pending_cr")
+    __slots__ = ("_buffer", "_data", "_event", "_id", "_started", "_pending_cr", "_clean")
 
     def __init__(self) -> None:
         self._buffer = b""
@@ -40,22 +40,24 @@ class SSEDecoder:
         self._id: str | None = None
         self._started = False
         self._pending_cr = False
+        self._clean = False
+        """Started, and nothing pending: a chunk holding whole events can skip the line splitting."""
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Decode ``chunk`` and return the events it completed (often none, often one)."""
-        if (  # the common chunk, one event of one data line, when nothing is pending: no line splitting
-            self._started
-            and not self._buffer
-            and not self._data
-            and not self._event
-            and not self._pending_cr
-            and chunk.startswith(b"data:")
-            and chunk.endswith(b"\n\n")
-            and chunk.count(b"\n") == 2
-            and b"\r" not in chunk
-        ):
-            value = chunk[5:-2].decode("utf-8", errors="replace")
-            return [ServerSentEvent("message", value[1:] if value.startswith(" ") else value, self._id)]
+        if self._clean and chunk[-2:] == b"\n\n" and b"\r" not in chunk:  # the common chunk: one event
+            lines = chunk.count(b"\n")
+            if lines == 2 and chunk[:5] == b"data:":  # one data line
+                value = chunk[5:-2].decode("utf-8", errors="replace")
+                return [_event(("message", value[1:] if value[:1] == " " else value, self._id))]
+            if lines == 3 and chunk[:6] == b"event:":  # a named event of one data line
+                # one decode for both lines: a UTF-8 character never contains the byte \n
+                name, _, value = chunk[6:-2].decode("utf-8", errors="replace").partition("\n")
+                if value[:5] == "data:":
+                    value = value[6:] if value[5:6] == " " else value[5:]
+                    name = name[1:] if name[:1] == " " else name
+                    return [_event((name or "message", value, self._id))]
+        self._clean = False
         if self._pending_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the \n of a \r\n split across two chunks
         self._pending_cr = False
@@ -75,6 +77,7 @@ class SSEDecoder:
             event = self._line(line)
             if event is not None:
                 events.append(event)
+        self._clean = not (self._buffer or self._data or self._event or self._pending_cr)
         return events
 
     def flush(self) -> list[ServerSentEvent]:
@@ -103,6 +106,11 @@ class SSEDecoder:
         elif name == "id":
             self._id = value
         return None
+
+
+def _event(fields: tuple[str, str, str | None]) -> ServerSentEvent:
+    """A `ServerSentEvent` made as NamedTuple's ``_make`` does: without its Python-level ``__new__``."""
+    return tuple.__new__(ServerSentEvent, fields)
 
 
 async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:

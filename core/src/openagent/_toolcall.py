@@ -6,7 +6,7 @@ The loop runs a turn's calls (concurrently, in order, interruptibly); this modul
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._checkpoints import EDIT_TOOLS
@@ -64,6 +64,38 @@ async def _decide(
     )
 
 
+def _post_input(hook_input: dict[str, Any], arguments: Any, result: ToolResultBlock) -> dict[str, Any]:
+    """What PostToolUse / PostToolUseFailure hooks get: the call, its response, structured content, error."""
+    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
+    if result.structured_content is not None:
+        post_input["tool_structured_content"] = result.structured_content
+    if result.is_error:
+        content = result.content
+        post_input["error"] = content if isinstance(content, str) else json.dumps(content)
+    return post_input
+
+
+def _notifier(
+    conversation: Conversation, call: dict[str, Any]
+) -> Callable[[dict[str, Any]], Awaitable[None]] | None:
+    """What a tool calls to run the Notification hooks about itself (its progress, for one), if any listen."""
+    if not conversation.hooks.get("Notification"):
+        return None
+    fields = {k: call[k] for k in ("tool_name", "tool_use_id")}
+
+    async def notify(data: dict[str, Any]) -> None:
+        kind = data.get("notification_type")
+        await run_hooks(
+            conversation.hooks,
+            "Notification",
+            {**conversation.hook_input(**data), **fields},
+            tool_use_id=call["tool_use_id"],
+            target=kind if isinstance(kind, str) else None,
+        )
+
+    return notify
+
+
 def _policy(conversation: Conversation) -> PathPolicy:
     """The rules a tool asks again when it opens a path or follows a redirect."""
     mode = conversation.options.permission_mode
@@ -115,14 +147,11 @@ async def run_tool_call(
         tools=conversation.tools,
         tasks=conversation.tasks,
         policy=_policy(conversation),
+        notify=_notifier(conversation, hook_input),
     )
     result = await found.call(call.id, arguments, context)
     event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
-    post_input = {**hook_input, "tool_input": arguments, "tool_response": result.content}
-    if result.is_error:
-        post_input["error"] = (
-            result.content if isinstance(result.content, str) else json.dumps(result.content)
-        )
+    post_input = _post_input(hook_input, arguments, result)
     post = await run_hooks(hooks, event, post_input, tool_use_id=call.id, target=call.name)
     if post.has_updated_output:
         result = result.model_copy(update={"content": post.updated_output})

@@ -13,6 +13,7 @@ import anyio
 from ._reports import context_usage, server_info
 from .errors import ConfigError
 from .loop import Conversation
+from .mcp import McpServers, McpStatusResponse, mcp_servers_of
 from .models import resolve_provider
 from .options import AgentOptions
 from .query import MessageStream, messages_of
@@ -217,6 +218,29 @@ class Client:
         self.options.permission_mode = mode  # type: ignore[assignment]
         if self._conversation is not None:  # a trusted project's settings give it options of its own
             self._conversation.options.permission_mode = mode  # type: ignore[assignment]
+
+    async def get_mcp_status(self) -> McpStatusResponse:
+        """Every configured MCP server's live status: ``{"mcpServers": [{"name", "status", ...}]}``.
+
+        ``status`` is ``connected``, ``pending`` (starting or reconnecting), ``failed`` (with ``error``),
+        ``needs-auth`` or ``disabled``; a connected server also has ``serverInfo`` and ``tools``.
+        """
+        servers = mcp_servers_of(self.conversation.toolsets)
+        return servers.mcp_status() if servers is not None else {"mcpServers": []}
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Reconnect a failed (or connected) MCP server; raises when it cannot connect."""
+        await self._mcp_servers().reconnect_mcp_server(server_name)
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Disable an MCP server (it disconnects; its tools are withdrawn) or enable it (it connects)."""
+        await self._mcp_servers().toggle_mcp_server(server_name, enabled)
+
+    def _mcp_servers(self) -> McpServers:
+        servers = mcp_servers_of(self.conversation.toolsets)
+        if servers is None:
+            raise ConfigError("this client has no MCP servers (AgentOptions.mcp_servers)")
+        return servers
 
     async def disconnect(self) -> None:
         """Close the session and the provider; queued prompts are dropped."""

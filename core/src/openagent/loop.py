@@ -40,7 +40,7 @@ from .plugins import registry
 from .retry import resolve_retry
 from .sessions import SessionKey, SessionStore, entry_for, open_store, restore
 from .settings import ProjectSettings, load_settings
-from .tools import Tool, coerce_tool, open_toolsets
+from .tools import Tool, coerce_tool, describe_toolsets, open_toolsets
 from .types import (
     AssistantMessage,
     Message,
@@ -118,7 +118,7 @@ class Conversation:
         self._scope: anyio.CancelScope | None = None
         self.pending: dict[str, ToolUseBlock] = {}  # client-side calls awaiting add_tool_result
         self._answers: list[ToolResultBlock] = []
-        self._toolsets: list[Any] = []
+        self.toolsets: list[Any] = []  # what plugins opened for this conversation (MCP servers …)
         self.described: dict[str, Any] = {}
         """What the init message adds (MCP servers, memory files, skills, commands …)."""
         self.agents: list[str] = []
@@ -142,10 +142,7 @@ class Conversation:
             from .agents import task_tool
 
             self.tools.setdefault("Task", task_tool(agents))
-        self._toolsets, tools, described = await open_toolsets(self.options)
-        for found in tools:
-            self.tools.setdefault(found.name, found)
-        self.described.update(described)
+        self.toolsets = await open_toolsets(self.options, self.tools)
         warn_if_tools_unsupported(self.provider, self.model, bool(self.tools))
         if not opts.persist_session:
             return
@@ -175,7 +172,7 @@ class Conversation:
     async def aclose(self) -> None:
         """Close what the conversation opened (the default store's session lock, the provider)."""
         await run_hooks(self.hooks, "SessionEnd", self.hook_input(reason="other"))
-        toolsets, self._toolsets = self._toolsets, []
+        toolsets, self.toolsets = self.toolsets, []
         for toolset in reversed(toolsets):
             await _maybe_close(toolset)
         store, self._store = self._store, None
@@ -226,6 +223,7 @@ class Conversation:
             "permission_mode": self.options.permission_mode,
             "mcp_servers": [],
             **self.described,
+            **describe_toolsets(self.toolsets),  # live: a server may have connected or failed since
         }
         return SystemMessage(subtype="init", data=data)
 

@@ -537,6 +537,10 @@ def _refused(
     return None
 
 
+def _modes_allowing(tool_name: str) -> str:
+    return "'acceptEdits' / 'bypassPermissions'" if tool_name in EDIT_TOOLS else "'bypassPermissions'"
+
+
 async def _ask(
     tool_name: str,
     tool_input: dict[str, Any],
@@ -554,7 +558,7 @@ async def _ask(
     if can_use_tool is None:
         return PermissionResultDeny(
             message=f"{tool_name} needs permission ({why}): allow it with allowed_tools=[{tool_name!r}], a "
-            "can_use_tool callback, or permission_mode='acceptEdits' / 'bypassPermissions'"
+            f"can_use_tool callback, or permission_mode={_modes_allowing(tool_name)}"
         )
     context = context or ToolPermissionContext()
     context.decision_reason = context.decision_reason or why

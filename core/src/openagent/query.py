@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from ._tasks import spawn
 from .loop import Conversation
 from .options import AgentOptions
 from .types import AssistantMessage, Message, ResultMessage, TextBlock, Usage
@@ -26,8 +27,8 @@ class MessageStream(AsyncIterator[T]):
 
     Breaking out of ``async for`` (or cancelling the task) leaves a plain async generator suspended until
     the garbage collector finds it, which trio reports as a ResourceWarning and which would keep the run's
-    resources open meanwhile. This wrapper closes the run as soon as it is dropped: its clean-up is
-    synchronous unless a plugin needs real I/O to close, which is then abandoned (and logged).
+    resources open meanwhile. This wrapper closes the run as soon as it is dropped, in a task of its own in
+    the event loop (as the loops' own finalizers do): its clean-up may await, under asyncio and trio alike.
     """
 
     __slots__ = ("_agen",)
@@ -49,16 +50,23 @@ class MessageStream(AsyncIterator[T]):
         agen = self._agen
         if getattr(agen, "ag_frame", None) is None or getattr(agen, "ag_running", False):
             return
-        closer = agen.aclose()
         try:
-            closer.send(None)
-        except StopIteration:
-            return
-        except BaseException as exc:  # a finalizer must not raise
-            logger.debug("closing an abandoned run failed: %r", exc)
-            return
-        closer.close()
-        logger.debug("an abandoned run needed I/O to close; it was dropped instead")
+            spawn(agen.aclose, "closing an abandoned run")
+        except RuntimeError:  # no event loop any more: close what closes without awaiting
+            _close_now(agen)
+
+
+def _close_now(agen: AsyncGenerator[Any, None]) -> None:
+    closer = agen.aclose()
+    try:
+        closer.send(None)
+    except StopIteration:
+        return
+    except BaseException as exc:  # a finalizer must not raise
+        logger.debug("closing an abandoned run failed: %r", exc)
+        return
+    closer.close()
+    logger.debug("an abandoned run needed I/O to close after its event loop ended; it was dropped instead")
 
 
 def messages_of(conversation: Conversation, prompt: Any) -> AsyncGenerator[Message, None]:

@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast, get_type_hints, overload, runtime_checkable
 
@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ._tasks import spawn
 from .errors import ConfigError, ToolError
 from .models import ToolSpec
 from .types import ToolResultBlock
@@ -35,6 +36,7 @@ __all__ = [
     "Toolset",
     "coerce_tool",
     "create_sdk_mcp_server",
+    "describe_toolsets",
     "open_toolsets",
     "tool",
 ]
@@ -63,6 +65,9 @@ class ToolContext:
     """The run's path and web rules, for the paths a tool actually opens (``PathPolicy.of(context)``)."""
     tasks: dict[str, Any] | None = None
     """The calling conversation's running subagents by task id (``Client.stop_task`` stops them)."""
+    notify: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    """Run the conversation's ``Notification`` hooks with these fields added to the call's (a long call's
+    progress: ``notification_type="tool_progress"``); ``None`` when no such hook is registered."""
 
 
 @runtime_checkable
@@ -70,7 +75,9 @@ class Toolset(Protocol):
     """Tools that live as long as a conversation, behind a connection (MCP servers, for example).
 
     Plugins make them from the options through the ``register_toolsets`` hook; the loop opens them when a
-    conversation starts and closes them when it ends.
+    conversation starts and closes them when it ends. A toolset whose tools come and go (MCP servers that
+    connect late, fail or are disabled) may also have ``attach(tools)``: it is given the conversation's
+    tool table and keeps its own entries in it current, never replacing another tool.
     """
 
     async def open(self) -> list[Tool]:
@@ -145,8 +152,12 @@ class Tool:
             logger.warning("tool %s raised %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
             return _error(tool_use_id, f"Tool {self.name} failed: {type(exc).__name__}: {exc}", limit)
         content, is_error = _content(value)
+        structured = value.get("structured_content") if isinstance(value, dict) else None
         return ToolResultBlock(
-            tool_use_id=tool_use_id, content=_truncate(content, self.max_result_chars), is_error=is_error
+            tool_use_id=tool_use_id,
+            content=_truncate(content, self.max_result_chars),
+            is_error=is_error,
+            structured_content=structured,
         )
 
     def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -185,9 +196,12 @@ def _readable(exc: ValidationError, shown: int = 200) -> str:
     return "; ".join(parts)
 
 
+_RESULT_KEYS = frozenset({"content", "is_error", "isError", "structured_content"})
+
+
 def _content(value: Any) -> tuple[str | list[dict[str, Any]], bool | None]:
     """Turn a handler's return value into result content (Claude-form dicts keep their blocks)."""
-    if isinstance(value, dict) and "content" in value and set(value) <= {"content", "is_error", "isError"}:
+    if isinstance(value, dict) and "content" in value and set(value) <= _RESULT_KEYS:
         is_error = value.get("is_error", value.get("isError"))
         content = value["content"]
         return (content if isinstance(content, str | list) else str(content)), (bool(is_error) or None)
@@ -405,9 +419,9 @@ def coerce_tool(item: Any) -> Tool:
     )
 
 
-async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[str, Any]]:
-    """Open the toolsets plugins make from the options (MCP servers …): the toolsets, their tools, and
-    what they report for the init message.
+async def open_toolsets(options: Any, tools: MutableMapping[str, Tool]) -> list[Toolset]:
+    """Open the toolsets plugins make from the options (MCP servers …) and add their tools to ``tools``
+    (a tool already there keeps its name); toolsets with ``attach`` keep ``tools`` current from then on.
     """  # noqa: D205
     from .plugins import registry
 
@@ -415,16 +429,31 @@ async def open_toolsets(options: Any) -> tuple[list[Toolset], list[Tool], dict[s
     if options.mcp_servers and "mcp" not in factories:
         raise ConfigError('mcp_servers needs the MCP plugin: pip install "openagent[mcp]"')
     toolsets: list[Toolset] = []
-    tools: list[Tool] = []
-    described: dict[str, Any] = {}
     for factory in factories.values():
         toolset = factory(options)
         if toolset is None:
             continue
         toolsets.append(toolset)
-        tools += await toolset.open()
+        try:
+            opened = await toolset.open()
+        except BaseException:  # cancelled or failed: close what was started, even if this task cannot wait
+            for made in toolsets:
+                spawn(made.aclose, "closing a toolset that did not open")
+            raise
+        for found in opened:
+            tools.setdefault(found.name, found)
+        attach = getattr(toolset, "attach", None)
+        if callable(attach):
+            attach(tools)
+    return toolsets
+
+
+def describe_toolsets(toolsets: Sequence[Toolset]) -> dict[str, Any]:
+    """What the toolsets report now for the init message (``{"mcp_servers": [...]}`` …)."""
+    described: dict[str, Any] = {}
+    for toolset in toolsets:
         described.update(toolset.describe())
-    return toolsets, tools, described
+    return described
 
 
 @dataclass

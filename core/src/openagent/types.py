@@ -121,6 +121,8 @@ class ToolResultBlock(_Model):
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
     is_error: bool | None = None
+    structured_content: Any = None
+    """A tool's machine-readable result (MCP ``structuredContent``), for hooks and callers; never sent."""
 
 
 class ToolUseError(_Model):

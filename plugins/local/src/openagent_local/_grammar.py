@@ -44,11 +44,24 @@ def forced_call_grammar(request: ModelRequest, name: str = "") -> str:
     calls: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"name": {"const": t.name}, "arguments": t.input_schema or {"type": "object"}},
+            "properties": {"name": {"const": t.name}, "arguments": _closed(t.input_schema)},
             "required": ["name", "arguments"],
             "additionalProperties": False,
         }
         for t in tools
     ]
-    schema = json.dumps(calls[0] if len(calls) == 1 else {"anyOf": calls}, separators=(",", ":"))
+    # Compact JSON and no undeclared arguments: with free whitespace or free keys a small model can pad a
+    # call (newlines, invented "type" keys) until max_tokens cuts it in half, and a cut call is no call.
+    top: dict[str, Any] = calls[0] if len(calls) == 1 else {"anyOf": calls}
+    top = {"x-guidance": {"whitespace_flexible": False}, **top}
+    schema = json.dumps(top, separators=(",", ":"))
     return f'%llguidance {{}}\nstart: "<tool_call>\\n" call "\\n</tool_call>"\ncall: %json {schema}\n'
+
+
+def _closed(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The tool's argument schema, admitting no argument it does not declare unless it says otherwise."""
+    if not schema:
+        return {"type": "object"}
+    if schema.get("type") == "object" and "properties" in schema and "additionalProperties" not in schema:
+        return {**schema, "additionalProperties": False}
+    return schema

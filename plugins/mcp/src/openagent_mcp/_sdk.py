@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import replace
 from typing import Any
 
 from openagent.tools import SdkMcpServer, Tool, create_sdk_mcp_server
 
 from ._content import to_blocks
+from ._tools import McpTool, retyped
 
 __all__ = ["SdkMcpServer", "create_sdk_mcp_server", "local_tool"]
 
@@ -21,11 +21,17 @@ def _convert(value: Any) -> Any:
     return value
 
 
-def local_tool(name: str, original: Tool) -> Tool:
-    """``original`` renamed to ``name``, its MCP-shaped result blocks (images …) converted like a server's."""
+def local_tool(name: str, original: Tool, server: str) -> McpTool:
+    """``original`` renamed to ``name``, its MCP-shaped result blocks (images …) converted like a server's.
+
+    Like any server's tool it runs only when a rule, a mode or ``can_use_tool`` allows it (as in Claude Code,
+    where an SDK server's tools are listed in ``allowed_tools``).
+    """
     handler = original.handler
     if handler is None:
-        return replace(original, name=name)
+        return retyped(
+            original, name=name, server=server, remote_name=original.name, requires_permission=True
+        )
 
     async def converted_async(*args: Any, **kwargs: Any) -> Any:
         return _convert(await handler(*args, **kwargs))
@@ -34,4 +40,11 @@ def local_tool(name: str, original: Tool) -> Tool:
         return _convert(handler(*args, **kwargs))
 
     wrapper = converted_async if inspect.iscoroutinefunction(handler) else converted
-    return replace(original, name=name, handler=functools.wraps(handler)(wrapper))
+    return retyped(
+        original,
+        name=name,
+        handler=functools.wraps(handler)(wrapper),
+        server=server,
+        remote_name=original.name,
+        requires_permission=True,
+    )

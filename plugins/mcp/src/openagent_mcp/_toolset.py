@@ -1,314 +1,341 @@
-"""`McpToolset`: the MCP servers of one conversation, connected in parallel, their tools as openagent tools.
+"""`McpToolset`: the MCP servers of one conversation, their tools, their status, and their control.
 
-Why a thread: ``query()`` is an async generator, so the toolset is opened and closed in the same task but
-across ``yield``s, and may be closed by a finalizer when the caller breaks out early. The ``mcp`` client's
-context managers hold task groups and cancel scopes that must not span a ``yield``. So every client session
-lives in a private event loop on a daemon thread (an anyio `BlockingPortal`), where it is entered and left
-by one task; the conversation talks to it through the portal from whichever loop it runs on (asyncio or
-trio). In-process servers made by `create_sdk_mcp_server` need none of this: their tools are called
-directly.
+The servers' sessions live in one task group owned by the toolset, in a task of the caller's own event loop
+(``openagent._tasks.spawn``): no thread, and no task group held across the ``yield``s of ``query()``. Tool
+calls run in the callers' tasks; a session's end ends the calls on it (`_link`). The conversation's tool
+table follows the servers (`attach`): a server that connects late adds its tools, one disabled withdraws
+them, one that failed keeps them, answered with why it is not connected. In-process servers made by
+`create_sdk_mcp_server` have no session: their tools are called directly.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-import re
-import tempfile
-import threading
-from collections.abc import Mapping
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
-from anyio.abc import TaskStatus
-from anyio.from_thread import BlockingPortal
+from anyio.abc import TaskGroup
 
-from openagent.errors import ConfigError, ToolError
+from openagent._tasks import spawn
+from openagent.errors import ConfigError
+from openagent.mcp import McpServerStatus, McpStatusResponse
 from openagent.tools import Tool
 
-from ._content import to_blocks
+from ._config import ServerConfig, parse_config
+from ._errors import McpServerError
+from ._names import allocate, server_prefixes, tool_name
 from ._sdk import SdkMcpServer, local_tool
+from ._server import RemoteServer, list_all
+from ._tools import McpTool, remote_tool, resource_tools
 
-__all__ = ["DEFAULT_TIMEOUT", "McpToolset", "load_servers", "tool_name"]
+__all__ = ["McpToolset"]
 
 logger = logging.getLogger("openagent.mcp")
-
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a server may take to start and list its tools (a server's ``"timeout"`` key overrides it)."""
-
-
-def tool_name(server: str, tool: str) -> str:
-    """The name the model sees: ``mcp__<server>__<tool>``, with characters providers reject replaced."""
-    return re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
-
-
-def load_servers(spec: Mapping[str, Any] | str | Path) -> dict[str, Any]:
-    """The ``mcp_servers`` option as a dict: given directly, or a JSON file (``{"mcpServers": {...}}``)."""
-    if isinstance(spec, Mapping):
-        return dict(spec)
-    try:
-        data = json.loads(Path(spec).read_text())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"mcp_servers: cannot read {spec!s}: {exc}") from exc
-    servers = data.get("mcpServers", data) if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise ConfigError(f"mcp_servers: {spec!s} holds no server mapping")
-    return servers
+CLOSE_TIMEOUT = 5.0
+"""Seconds the servers get to end their sessions when the conversation closes (stdio: 2 s, then killed)."""
 
 
 @dataclass
-class _Status:
-    name: str
-    status: str = "pending"
-    error: str | None = None
+class _Local:
+    """An in-process server from `create_sdk_mcp_server`: its tools, called directly."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, **({"error": self.error} if self.error else {})}
-
-
-class _Loop:
-    """A private event loop on a daemon thread, reached through a `BlockingPortal`."""
-
-    def __init__(self) -> None:
-        self.portal: BlockingPortal | None = None
-        ready = threading.Event()
-
-        async def main() -> None:
-            async with BlockingPortal() as portal:
-                self.portal = portal
-                ready.set()
-                await portal.sleep_until_stopped()
-
-        # A daemon thread: a toolset nobody closed must not keep the interpreter from exiting.
-        self.thread = threading.Thread(target=anyio.run, args=(main,), name="openagent-mcp", daemon=True)
-        self.thread.start()
-        ready.wait()
+    config: ServerConfig
+    tools: list[McpTool] = field(default_factory=list)
+    status: str = "connected"
 
 
 class McpToolset:
-    """The `Toolset` for ``AgentOptions.mcp_servers`` (Claude's format)."""
+    """The `Toolset` for ``AgentOptions.mcp_servers`` (Claude's format); see the module docstring."""
 
-    def __init__(self, servers: Mapping[str, Any], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, servers: Mapping[str, Any], *, timeout: float | None = None, retry: Any = None
+    ) -> None:
         self.servers = dict(servers)
-        self.timeout = timeout
-        self.statuses = {name: _Status(name) for name in self.servers}
-        self._loop: _Loop | None = None
-        self._stop: anyio.Event | None = None  # these two live in the private loop
+        self.prefixes, self.warnings = server_prefixes(self.servers)
+        for warning in self.warnings.values():
+            logger.warning(warning)
+        self.configs: dict[str, ServerConfig] = {}
+        self.invalid: dict[str, str] = {}
+        """Servers whose configuration is wrong, and why."""
+        for key, raw in self.servers.items():
+            try:
+                if timeout is not None and isinstance(raw, Mapping):  # a default for servers without one
+                    raw = {"timeout": timeout, **raw}
+                self.configs[key] = parse_config(key, raw, retry=retry)
+            except ConfigError as exc:
+                self.invalid[key] = str(exc)
+                logger.warning("MCP server %r failed to start: %s", key, exc)
+        self.local: dict[str, _Local] = {}
+        self.remote: dict[str, RemoteServer] = {}
+        self._taken: set[str] = set()
+        self._names: dict[tuple[str, str], str] = {}
+        self._table: MutableMapping[str, Tool] | None = None
+        self._owned: dict[str, Tool] = {}
+        self._resource_tools = resource_tools(self)
+        self._group: TaskGroup | None = None
+        self._stop = anyio.Event()
         self._finished: anyio.Event | None = None
+        self._closed = False
+
+    # -- the conversation's side --
 
     async def open(self) -> list[Tool]:
-        """Connect every server (in parallel, each within its timeout); failures are kept for `describe`."""
-        tools: list[Tool] = []
-        remote: dict[str, dict[str, Any]] = {}
-        for name, config in self.servers.items():
-            instance = config.get("instance") if isinstance(config, Mapping) else None
-            if (
-                isinstance(config, Mapping)
-                and config.get("type") == "sdk"
-                and isinstance(instance, SdkMcpServer)
-            ):
-                tools += [local_tool(tool_name(name, t.name), t) for t in instance.tools]
-                self.statuses[name].status = "connected"
-            elif isinstance(config, Mapping):
-                remote[name] = dict(config)
-            else:
-                self._fail(name, f"a server config must be a dict, not {type(config).__name__}")
+        """Start every server; wait for each until it is settled or its ``startup_wait`` has passed."""
+        for key, config in self.configs.items():
+            instance = config.instance
+            if config.kind == "sdk" and isinstance(instance, SdkMcpServer):
+                self.local[key] = _Local(
+                    config, [local_tool(self._name(key, t.name), t, key) for t in instance.tools]
+                )
+        remote = [c for c in self.configs.values() if c.key not in self.local]
         if remote:
-            tools += await anyio.to_thread.run_sync(self._open_remote, remote)
-        return tools
+            ready = anyio.Event()
+            self._finished = anyio.Event()
+            spawn(lambda: self._supervise(remote, ready), "openagent-mcp")
+            await ready.wait()
+            began = anyio.current_time()
+            for server in self.remote.values():
+                with anyio.move_on_after(began + server.config.startup_wait - anyio.current_time()):
+                    await server.settled.wait()
+        self._owned = self._current()  # what the conversation adds to its table (see `attach`)
+        return list(self._owned.values())
 
-    def _fail(self, name: str, error: str) -> None:
-        self.statuses[name].status, self.statuses[name].error = "failed", error
-        logger.warning("MCP server %r failed to start: %s", name, error)
-
-    def _open_remote(self, servers: dict[str, dict[str, Any]]) -> list[Tool]:
-        self._loop = loop = _Loop()
-        assert loop.portal is not None
-        try:
-            _, sessions = loop.portal.start_task(self._supervise, servers)
-        except BaseException:
-            self._request_stop(loop)
-            loop.thread.join()
-            raise
-        tools = []
-        for name, (session, listed) in sessions.items():
-            for found in listed:
-                tools.append(self._remote_tool(name, session, found))
-        return tools
-
-    async def _supervise(self, servers: dict[str, dict[str, Any]], *, task_status: TaskStatus[Any]) -> None:
-        """In the private loop: start every server, report the live ones, keep them until `aclose`."""
-        self._stop, self._finished = anyio.Event(), anyio.Event()
-        sessions: dict[str, Any] = {}
+    async def _supervise(self, configs: list[ServerConfig], ready: anyio.Event) -> None:
+        """The toolset's task group: every session lives here until `aclose`."""
+        assert self._finished is not None
         try:
             async with anyio.create_task_group() as group:
-                async with anyio.create_task_group() as starting:
-                    for name, config in servers.items():
-                        starting.start_soon(self._start_one, group, name, config, sessions)
-                task_status.started(sessions)
+                self._group = group
+                for config in configs:
+                    self.remote[config.key] = server = RemoteServer(config, group, self._changed)
+                    group.start_soon(server.start)
+                ready.set()
+                await self._stop.wait()
+                for server in self.remote.values():
+                    server.close()
+                group.cancel_scope.deadline = anyio.current_time() + CLOSE_TIMEOUT
         finally:
+            self._group = None
             self._finished.set()
+            ready.set()
 
-    async def _start_one(
-        self, group: anyio.abc.TaskGroup, name: str, config: dict[str, Any], sessions: dict[str, Any]
-    ) -> None:
-        result = await group.start(self._serve, name, config)
-        if isinstance(result, str):
-            self._fail(name, result)
-        else:
-            sessions[name] = result
-            self.statuses[name].status = "connected"
-
-    async def _serve(self, name: str, config: dict[str, Any], *, task_status: TaskStatus[Any]) -> None:
-        """One server's whole life in one task: connect, list tools, wait for `aclose`, disconnect."""
-        from mcp import ClientSession
-
-        timeout = float(config.get("timeout", self.timeout))
-        started = False
-        errlog = tempfile.TemporaryFile("w+")
-        try:
-            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
-                async with AsyncExitStack() as stack:
-                    read, write = await _transport(stack, config, errlog)
-                    session = await stack.enter_async_context(ClientSession(read, write))
-                    await session.initialize()
-                    listed = await session.list_tools()
-                    scope.deadline = math.inf
-                    started = True
-                    task_status.started((session, listed.tools))
-                    assert self._stop is not None
-                    await self._stop.wait()
-            if not started:
-                task_status.started(f"TimeoutError: no answer within {timeout:g} s{_stderr_tail(errlog)}")
-        except Exception as exc:
-            if not started:
-                task_status.started(_unwrap(exc, errlog))
-            else:
-                logger.warning("MCP server %r ended with %s", name, _unwrap(exc, errlog))
-        finally:
-            errlog.close()
-
-    def _remote_tool(self, server: str, session: Any, found: Any) -> Tool:
-        async def call(args: dict[str, Any]) -> dict[str, Any]:
-            loop = self._loop
-            if loop is None or loop.portal is None:
-                raise ToolError(f"MCP server {server!r} is closed")
-            result = await anyio.to_thread.run_sync(
-                loop.portal.call, session.call_tool, found.name, args, abandon_on_cancel=True
-            )
-            return {
-                "content": to_blocks(result.content, result.structuredContent),
-                "is_error": result.isError,
-            }
-
-        annotations = getattr(found, "annotations", None)
-        return Tool(
-            name=tool_name(server, found.name),
-            description=found.description or found.name,
-            input_schema=dict(found.inputSchema or {"type": "object", "properties": {}}),
-            handler=call,
-            style="args",
-            is_read_only=bool(getattr(annotations, "readOnlyHint", False)),
-        )
+    def attach(self, table: MutableMapping[str, Tool]) -> None:
+        """Keep ``table`` (the conversation's tools) in line with the servers from now on."""
+        self._table = table
+        self._sync()
 
     async def aclose(self) -> None:
-        """Disconnect every server and stop the private loop (safe to call twice, or from a finalizer).
+        """End every session (safe to call twice, or from a finalizer that cannot wait).
 
-        The shutdown is requested before the first ``await``, so a finalizer that cannot wait still starts
-        it: the private loop then disconnects the servers and ends on its own.
+        The shutdown is requested before the first ``await``: when the caller cannot wait, the toolset's
+        task still ends the sessions and the server processes on its own.
         """
-        loop, self._loop = self._loop, None
-        if loop is not None:
-            self._request_stop(loop)
-            await anyio.to_thread.run_sync(loop.thread.join)
-
-    def _request_stop(self, loop: _Loop) -> None:
-        if loop.portal is not None:
-            loop.portal.start_task_soon(self._shutdown, loop.portal)
-
-    async def _shutdown(self, portal: BlockingPortal) -> None:
-        """In the private loop: let every server leave its session, then stop the loop."""
-        if self._stop is not None and self._finished is not None:
-            self._stop.set()
-            with anyio.move_on_after(self.timeout):
-                await self._finished.wait()
-        await portal.stop(cancel_remaining=True)
+        self._closed = True
+        self._stop.set()
+        for server in self.remote.values():
+            server.close()
+        if self._finished is not None:
+            await self._finished.wait()
 
     def describe(self) -> dict[str, Any]:
-        """``{"mcp_servers": [{"name", "status", "error"?}]}`` for the init message."""
-        return {"mcp_servers": [s.as_dict() for s in self.statuses.values()]}
+        """``{"mcp_servers": [...]}`` for the init message: status, tool count, error, skipped tools."""
+        return {"mcp_servers": [self._entry(key) for key in self.servers]}
 
+    def _entry(self, key: str) -> dict[str, Any]:
+        if key in self.invalid:
+            return {"name": key, "status": "failed", "tool_count": 0, "error": self.invalid[key]}
+        entry: dict[str, Any] = {"name": key}
+        if key in self.local:
+            entry.update(status=self.local[key].status, tool_count=len(self.local[key].tools))
+        elif key in self.remote:
+            server = self.remote[key]
+            entry.update(status=server.status, tool_count=len(server.listed))
+            if server.error and server.status != "connected":
+                entry["error"] = server.error
+            if server.skipped:
+                entry["skipped_tools"] = list(server.skipped)
+        else:
+            entry.update(status="pending", tool_count=0)
+        if key in self.warnings:
+            entry["warnings"] = [self.warnings[key]]
+        return entry
 
-async def _transport(stack: AsyncExitStack, config: dict[str, Any], errlog: Any) -> tuple[Any, Any]:
-    """Enter the transport ``config`` names and return its (read, write) streams."""
-    kind = config.get("type", "stdio")
-    if kind == "stdio":
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
+    # -- the tool table --
 
-        if not isinstance(config.get("command"), str):
-            raise ConfigError("a stdio server needs a 'command' string")
-        params = StdioServerParameters(
-            command=config["command"],
-            args=list(config.get("args", [])),
-            env=config.get("env"),
-            cwd=config.get("cwd"),
-        )
-        read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-        return read, write
-    if kind in ("http", "sse"):
-        if not isinstance(config.get("url"), str):
-            raise ConfigError(f"an {kind} server needs a 'url' string")
-        headers = dict(config.get("headers") or {})
-        if kind == "sse":
-            from mcp.client.sse import sse_client
-
-            read, write = await stack.enter_async_context(sse_client(config["url"], headers=headers))
-            return read, write
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-        read, write, _ = await stack.enter_async_context(
-            streamable_http_client(config["url"], http_client=client)
-        )
-        return read, write
-    if kind == "sdk":
-        from mcp.shared.memory import create_client_server_memory_streams
-
-        server: Any = config.get("instance")
-        server = getattr(server, "_mcp_server", server)  # a FastMCP instance wraps a low-level server
-        if not hasattr(server, "run") or not hasattr(server, "create_initialization_options"):
-            raise ConfigError(
-                "an sdk server needs an 'instance' from create_sdk_mcp_server() or an mcp Server"
+    def _name(self, server: str, tool: str) -> str:
+        """A tool's model-facing name: allocated once, kept across reconnects."""
+        if (server, tool) not in self._names:
+            self._names[server, tool] = allocate(
+                tool_name(server, tool, self.prefixes.get(server)), self._taken
             )
-        client_streams, server_streams = await stack.enter_async_context(
-            create_client_server_memory_streams()
-        )
-        group = await stack.enter_async_context(anyio.create_task_group())
-        stack.callback(group.cancel_scope.cancel)  # stop the server when the session is left
-        group.start_soon(server.run, *server_streams, server.create_initialization_options())
-        return client_streams
-    raise ConfigError(f"unknown MCP server type {kind!r}; expected stdio, sse, http or sdk")
+        return self._names[server, tool]
+
+    def _current(self) -> dict[str, Tool]:
+        tools: dict[str, Tool] = {}
+        for local in self.local.values():
+            if local.status != "disabled":
+                tools.update((t.name, t) for t in local.tools)
+        for server in self.remote.values():
+            if server.status != "disabled":
+                for found in server.listed:
+                    name = self._name(server.key, found.name)
+                    tools[name] = remote_tool(self, server, found, name)
+        if self.resource_servers(any_status=True):
+            tools.update((t.name, t) for t in self._resource_tools)
+        return tools
+
+    def _changed(self, server: RemoteServer) -> None:
+        self._sync()
+
+    def _sync(self) -> None:
+        table = self._table
+        if table is None or self._closed:
+            return
+        wanted = self._current()
+        for name, tool in list(self._owned.items()):
+            if name not in wanted and table.get(name) is tool:
+                del table[name]
+                del self._owned[name]
+        for name, tool in wanted.items():
+            if name not in table or table[name] is self._owned.get(name):
+                table[name] = self._owned[name] = tool
+            elif name not in self._owned:
+                logger.warning("an MCP tool is named like another tool, which keeps the name: %s", name)
+                self._owned[name] = tool  # warned once
+
+    # -- resources and prompts (Python API and the resource tools) --
+
+    def resource_servers(self, *, any_status: bool = False) -> list[str]:
+        """The servers that offer resources: connected ones, or with ``any_status`` all but disabled ones."""
+        return [
+            key
+            for key, server in self.remote.items()
+            if getattr(server.capabilities, "resources", None) is not None
+            and (server.status == "connected" or (any_status and server.status != "disabled"))
+        ]
+
+    def resource_server(self, key: str) -> str | None:
+        """``key`` when its resource links can be followed with ReadMcpResourceTool."""
+        return key if key in self.resource_servers(any_status=True) else None
+
+    def limit_for(self, key: str) -> int:
+        """The binary size limit of a server's content."""
+        return self.configs[key].max_binary_bytes
+
+    def _server(self, key: str) -> RemoteServer:
+        if key in self.remote:
+            return self.remote[key]
+        known = ", ".join(self.remote) or "none"
+        raise McpServerError(f"no such server with a session (servers: {known})", server=key)
+
+    async def list_resources(self, server: str) -> list[Any]:
+        """The resources a server offers (``mcp.types.Resource``; every page)."""
+        remote = self._server(server)
+
+        async def send(session: Any, progress: Any) -> list[Any]:
+            return await list_all(lambda c: session.list_resources(cursor=c), "resources")
+
+        return await remote.request("listing resources", send, within=remote.config.tool_timeout)
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        """A resource's contents (``mcp.types.ReadResourceResult``)."""
+        from pydantic import AnyUrl
+
+        remote = self._server(server)
+
+        async def send(session: Any, progress: Any) -> Any:
+            return await session.read_resource(AnyUrl(uri))
+
+        return await remote.request(f"reading {uri!r}", send, within=remote.config.tool_timeout)
+
+    async def list_prompts(self, server: str) -> list[Any]:
+        """The prompts a server offers (``mcp.types.Prompt``; every page)."""
+        remote = self._server(server)
+
+        async def send(session: Any, progress: Any) -> list[Any]:
+            return await list_all(lambda c: session.list_prompts(cursor=c), "prompts")
+
+        return await remote.request("listing prompts", send, within=remote.config.tool_timeout)
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> Any:
+        """A prompt's messages (``mcp.types.GetPromptResult``)."""
+        remote = self._server(server)
+
+        async def send(session: Any, progress: Any) -> Any:
+            return await session.get_prompt(name, dict(arguments or {}))
+
+        return await remote.request(f"getting prompt {name!r}", send, within=remote.config.tool_timeout)
+
+    # -- status and control (the seam Client.get_mcp_status & co. use) --
+
+    def mcp_status(self) -> McpStatusResponse:
+        """Every server's live status, in the Claude Agent SDK's shape."""
+        return {"mcpServers": [self._status(key) for key in self.servers]}
+
+    def _status(self, key: str) -> McpServerStatus:
+        entry = self._entry(key)
+        status: McpServerStatus = {"name": key, "status": entry["status"]}
+        if "error" in entry:
+            status["error"] = entry["error"]
+        if key not in self.configs:
+            return status
+        status["config"] = self.configs[key].for_status()  # type: ignore[typeddict-item]
+        if key in self.local:
+            status["tools"] = [
+                {"name": t.remote_name, "description": t.description} for t in self.local[key].tools
+            ]
+        elif key in self.remote and self.remote[key].status == "connected":
+            server = self.remote[key]
+            if server.info:
+                status["serverInfo"] = {"name": server.info["name"], "version": server.info["version"]}
+            status["tools"] = [_tool_info(t) for t in server.listed]
+        return status
+
+    def _control(self, key: str) -> _Local | RemoteServer:
+        if key in self.invalid:
+            raise McpServerError(f"cannot start: {self.invalid[key]}", server=key)
+        found = self.local.get(key) or self.remote.get(key)
+        if found is None:
+            raise ConfigError(f"no MCP server named {key!r}; configured: {', '.join(self.servers) or 'none'}")
+        return found
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """End the server's session and connect again; raises `McpServerError` when it cannot."""
+        server = self._control(server_name)
+        if isinstance(server, _Local):
+            if server.status == "disabled":
+                raise McpServerError("is disabled; enable it with toggle_mcp_server()", server=server_name)
+            return
+        await server.reconnect()
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Disable a server (its session ends, its tools are withdrawn) or enable it (it connects)."""
+        server = self._control(server_name)
+        if isinstance(server, _Local):
+            server.status = "connected" if enabled else "disabled"
+            self._sync()
+            return
+        await server.set_enabled(enabled)
+        if enabled and server.status != "connected":
+            raise McpServerError(f"could not connect: {server.error}", server=server_name)
 
 
-def _unwrap(exc: BaseException, errlog: Any) -> str:
-    """The first real error inside exception groups, with the server's stderr tail when there is one."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}{_stderr_tail(errlog)}"
-
-
-def _stderr_tail(errlog: Any, limit: int = 400) -> str:
-    try:
-        errlog.flush()
-        errlog.seek(0)
-        text = errlog.read().strip()
-    except (OSError, ValueError):
-        return ""
-    return f" (server stderr: {text[-limit:]})" if text else ""
+def _tool_info(found: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {"name": found.name}
+    if found.description:
+        info["description"] = found.description
+    hints = getattr(found, "annotations", None)
+    if hints is not None:
+        pairs = [
+            ("readOnly", "readOnlyHint"),
+            ("destructive", "destructiveHint"),
+            ("openWorld", "openWorldHint"),
+        ]
+        shown = {
+            ours: getattr(hints, theirs) for ours, theirs in pairs if getattr(hints, theirs, None) is not None
+        }
+        if shown:
+            info["annotations"] = shown
+    return info

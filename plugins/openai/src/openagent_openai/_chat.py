@@ -408,14 +408,16 @@ class ChatStream:
         if not slot.started and slot.name and slot.id:
             self._start(slot, events)
 
-    def _send(self, slot: _Slot, arguments: str, events: list[ModelEvent]) -> None:
+    @staticmethod
+    def _send(slot: _Slot, arguments: str, events: list[ModelEvent]) -> None:
         if slot.started:
             events.append(ToolCallDelta(slot.index, arguments))
         else:
             slot.pending.append(arguments)
         slot.sent = True
 
-    def _start(self, slot: _Slot, events: list[ModelEvent]) -> None:
+    @staticmethod
+    def _start(slot: _Slot, events: list[ModelEvent]) -> None:
         slot.started = True
         events.append(ToolCallStart(slot.index, slot.id, slot.name))
         if slot.pending:
@@ -455,13 +457,18 @@ class ChatStream:
         return events
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
-    # OpenAI counts cached prompt tokens inside prompt_tokens; the core counts them apart.
-    details = usage.get("prompt_tokens_details")
+def _usage(usage: dict[str, Any], names: tuple[str, str, str] = ("prompt", "completion", "prompt")) -> Usage:
+    """OpenAI's usage (``prompt_tokens``…, or the Responses API's ``input_tokens``…) as the core counts it.
+
+    OpenAI counts cached prompt tokens inside the prompt's count; the core counts them apart. Reasoning tokens
+    are inside the output count, as they are billed.
+    """
+    prompt, output, details_of = names
+    details = usage.get(f"{details_of}_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     return Usage(
-        input_tokens=max(_count(usage.get("prompt_tokens")) - cached, 0),
-        output_tokens=_count(usage.get("completion_tokens")),
+        input_tokens=max(_count(usage.get(f"{prompt}_tokens")) - cached, 0),
+        output_tokens=_count(usage.get(f"{output}_tokens")),
         cache_read_input_tokens=cached,
     )
 

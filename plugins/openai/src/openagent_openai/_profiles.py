@@ -1,13 +1,14 @@
-"""The endpoints that speak the chat-completions wire format, as data: defaults, auth and wire quirks.
+"""The endpoints that speak OpenAI's wire formats, as data: defaults, auth, which wire, and wire quirks.
 
-A provider is one `OpenAIProfile` over the shared adapter in `_chat`. Adding an OpenAI-compatible endpoint
-means adding a record here (or registering one from a third-party plugin), never new parsing code.
+A provider is one `OpenAIProfile` over the shared adapters (`_chat` for chat completions, `_responses` for
+the Responses API). Adding an OpenAI-compatible endpoint means adding a record here (or registering one from
+a third-party plugin), never new parsing code.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from openagent.errors import ConfigError
@@ -19,6 +20,7 @@ PLACEHOLDER_KEY = "openagent-no-key"
 """Sent to keyless local servers: the client library insists on a key, the server ignores it."""
 
 ALL_TOOL_CHOICES = frozenset({"auto", "none", "required", "named"})
+Wire = Literal["chat", "responses"]
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -49,18 +51,58 @@ class OpenAIProfile(ProviderProfile):
     """How the request's ``thinking`` / ``effort`` are sent: OpenAI's ``reasoning_effort`` (also Ollama and
     LM Studio), OpenRouter's ``reasoning`` object, or the chat template's ``enable_thinking`` switch
     (llama.cpp, vLLM); ``None``: not sent."""
+    wire: Wire = "chat"
+    """The wire format: ``chat`` (``POST /chat/completions``) or ``responses`` (``POST /responses``)."""
+    chat_only_models: tuple[str, ...] = ()
+    """Parts of model names served only by chat completions (``-search-preview``): those models use the chat
+    wire whatever `wire` says."""
+    reasoning_models: tuple[str, ...] = ()
+    """Name prefixes of reasoning models (Responses wire): they get no sampling parameters (they refuse
+    them), a reasoning summary is asked for, and with ``store: false`` their encrypted reasoning."""
+    plain_models: tuple[str, ...] = ()
+    """Parts of names that mark a model among `reasoning_models` as one that does not reason
+    (``gpt-5-chat-latest``)."""
+    store: bool | None = None
+    """The Responses ``store`` field (``None``: not sent). ``False`` keeps nothing on the server: history,
+    encrypted reasoning included, is sent with every request."""
+    reasoning_summary: str | None = None
+    """The ``reasoning.summary`` asked of reasoning models (``auto``, ``concise``, ``detailed``; ``None``:
+    none). Summaries stream as thinking."""
 
+    def wire_for(self, model: str) -> Wire:
+        """The wire format ``model`` is reached with on this endpoint."""
+        if self.wire == "responses" and any(part in model for part in self.chat_only_models):
+            return "chat"
+        return self.wire
+
+    def is_reasoning(self, model: str) -> bool:
+        """Whether ``model`` is a reasoning model (by `reasoning_models`)."""
+        if not self.reasoning_models or not model.startswith(self.reasoning_models):
+            return False
+        return not any(part in model for part in self.plain_models)
+
+
+_OPENAI = OpenAIProfile(
+    name="openai",
+    base_url="https://api.openai.com/v1",
+    api_key_env="OPENAI_API_KEY",
+    base_url_env="OPENAI_BASE_URL",
+    supports_json_schema=True,
+    reasoning_field=None,  # chat completions never returns OpenAI's reasoning
+    max_tokens_field="max_completion_tokens",
+    # OpenAI recommends the Responses API for every new project, and for reasoning models it is the only wire
+    # that returns their reasoning to be carried to the next turn (docs/providers.md).
+    wire="responses",
+    chat_only_models=("-search-preview", "-audio-preview", "gpt-audio"),
+    reasoning_models=("o1", "o3", "o4", "gpt-5", "codex"),
+    plain_models=("-chat",),
+    store=False,  # the session holds the history: nothing is kept on OpenAI's side
+    reasoning_summary="auto",
+)
 
 PROFILES: dict[str, OpenAIProfile] = {
-    "openai": OpenAIProfile(
-        name="openai",
-        base_url="https://api.openai.com/v1",
-        api_key_env="OPENAI_API_KEY",
-        base_url_env="OPENAI_BASE_URL",
-        supports_json_schema=True,
-        reasoning_field=None,  # chat completions never returns OpenAI's reasoning
-        max_tokens_field="max_completion_tokens",
-    ),
+    "openai": _OPENAI,
+    "openai-chat": replace(_OPENAI, name="openai-chat", wire="chat"),
     "ollama": OpenAIProfile(
         name="ollama",
         local=True,
@@ -113,6 +155,13 @@ PROFILES: dict[str, OpenAIProfile] = {
         supports_stream_options=False,  # the conservative choice for an unknown server
         tool_choice_forms=frozenset({"auto", "none", "required"}),
         accepts_parallel_tool_calls=False,
+    ),
+    # Any server that speaks /v1/responses (vLLM, llama.cpp, LM Studio, Ollama …): give `base_url`.
+    "openai-responses": OpenAIProfile(
+        name="openai-responses",
+        requires_api_key=False,
+        wire="responses",
+        tool_choice_forms=frozenset({"auto", "none", "required"}),
     ),
 }
 

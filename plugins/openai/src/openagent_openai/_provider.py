@@ -1,8 +1,10 @@
-"""`ChatCompletionsProvider`: one chat-completions endpoint, sent with ``httpx2`` through `_http.Endpoint`.
+"""The providers of OpenAI's two wire formats, sent with ``httpx2`` through `_http.Endpoint`.
 
-The JSON body and headers are built here and in `_http` (what the official ``openai`` client would send),
-and the body is read as raw bytes and parsed by `_chat.ChatStream` (no typed object per chunk). Retries
-are the core loop's, applied only before the first event is handed on.
+`ChatCompletionsProvider` (``POST /chat/completions``, parsed by `_chat.ChatStream`) and `ResponsesProvider`
+(``POST /responses``, parsed by `_responses.ResponsesStream`) share everything but the path, the body and the
+parser: the headers are built in `_http` (what the official ``openai`` client would send), the body here,
+and the response read as raw bytes (no typed object per chunk). Retries are the core loop's, applied only
+before the first event is handed on.
 
 Every error raised here is a `ProviderError` with the configured API key redacted from it, in case the
 server echoed the key back.
@@ -11,26 +13,45 @@ server echoed the key back.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import anyio
 
 from openagent._sse import ServerSentEvent, SSEDecoder
-from openagent.errors import ProviderConnectionError, ProviderError, ProviderTimeoutError, StreamError
+from openagent.errors import (
+    BadRequestError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamError,
+)
 from openagent.models import ModelEvent, ModelRequest
 
+from . import _responses_request
 from ._chat import ChatStream, build_body
 from ._http import Endpoint, drain
 from ._profiles import OpenAIProfile, resolve_api_key, resolve_base_url
+from ._responses import ResponsesStream
 
-__all__ = ["ChatCompletionsProvider"]
+__all__ = ["ChatCompletionsProvider", "ResponsesProvider", "make_provider"]
+
+logger = logging.getLogger("openagent.openai")
 
 
-class ChatCompletionsProvider:
-    """A model behind an OpenAI chat-completions endpoint (OpenAI, Ollama, LM Studio, llama.cpp, vLLM …).
+class _Parser(Protocol):
+    done: bool
+    seen_data: bool
+
+    def feed(self, data: str) -> list[ModelEvent]: ...
+    def finish(self) -> list[ModelEvent]: ...
+
+
+class _SSEProvider:
+    """What both wires share: the endpoint, sending, reading the event stream, and typing every failure.
 
     Args:
         model: The model name the endpoint knows (``qwen3:8b``, ``gpt-4.1-mini``).
@@ -40,6 +61,9 @@ class ChatCompletionsProvider:
         http_client: An ``httpx2.AsyncClient`` to send through (tests, custom transports); by default the
             connection pool shared by every provider with the same proxy and TLS settings in this event loop.
     """
+
+    path: ClassVar[str]
+    """Where requests go, below the base URL."""
 
     def __init__(
         self,
@@ -67,7 +91,13 @@ class ChatCompletionsProvider:
         )
 
     def __repr__(self) -> str:
-        return f"ChatCompletionsProvider({self.model!r}, profile={self.profile.name!r})"
+        return f"{type(self).__name__}({self.model!r}, profile={self.profile.name!r})"
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _parser(self, request: ModelRequest) -> _Parser:
+        raise NotImplementedError
 
     async def aclose(self) -> None:
         """Release the connections: a client given to the provider is closed; a shared pool stays open."""
@@ -81,16 +111,9 @@ class ChatCompletionsProvider:
                 the configured API key redacted from its message and body.
         """
         endpoint = self._endpoint
-        body = build_body(request, self.model, self.profile)
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        text_protocol = self.profile.tool_call_protocol == "text" and bool(request.tools)
-        parser = ChatStream(
-            self.profile.name,
-            tool_names=frozenset(t.name for t in request.tools),
-            text_protocol=text_protocol,
-        )
+        parser = self._parser(request)
         try:
-            response = await endpoint.send("/chat/completions", content, timeout=request.timeout)
+            response = await self._open(request)
             try:
                 async with aclosing(self._batches(response, parser)) as batches:
                     async for batch in batches:
@@ -114,7 +137,12 @@ class ChatCompletionsProvider:
             exc.redact(self._api_key)  # a server may echo the key back ("Incorrect API key provided: sk-…")
             raise
 
-    async def _batches(self, response: Any, parser: ChatStream) -> AsyncGenerator[list[ModelEvent], None]:
+    async def _open(self, request: ModelRequest) -> Any:
+        """Send ``request`` (the one place requests leave); the response, its body left to stream."""
+        content = json.dumps(self._body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        return await self._endpoint.send(self.path, content, timeout=request.timeout)
+
+    async def _batches(self, response: Any, parser: _Parser) -> AsyncGenerator[list[ModelEvent], None]:
         """The events of the body, a list per chunk: an event stream, or a whole answer or error."""
         kind = response.headers.get("content-type", "")
         if "text/event-stream" not in kind and ("html" in kind or "json" in kind):
@@ -133,7 +161,7 @@ class ChatCompletionsProvider:
                     head += chunk
                 if batch := self._feed(decoder.feed(chunk), parser):
                     yield batch
-        except StreamError:
+        except ProviderError:  # a malformed stream, or an error the stream reported: read the rest first
             await drain(chunks)
             raise
         finally:
@@ -147,7 +175,7 @@ class ChatCompletionsProvider:
                 body=head.decode("utf-8", "replace"),
             )
 
-    def _feed(self, events: list[ServerSentEvent], parser: ChatStream) -> list[ModelEvent]:
+    def _feed(self, events: list[ServerSentEvent], parser: Any) -> list[ModelEvent]:
         if len(events) == 1 and events[0].event == "message":
             return parser.feed(events[0].data)  # the common case: one event per chunk
         out: list[ModelEvent] = []
@@ -161,7 +189,7 @@ class ChatCompletionsProvider:
         """A named SSE ``error`` event (some proxies and gateways)."""
         return StreamError(f"error event in the stream: {data}", provider=self.profile.name, body=data)
 
-    def _whole(self, response: Any, kind: str, parser: ChatStream) -> list[ModelEvent]:
+    def _whole(self, response: Any, kind: str, parser: _Parser) -> list[ModelEvent]:
         """A server that ignored ``stream``: a whole chat.completion object, an error object, or a page."""
         if "json" not in kind:
             raise StreamError(
@@ -172,3 +200,98 @@ class ChatCompletionsProvider:
         events = parser.feed(response.text)
         parser.done = True
         return events
+
+
+class ChatCompletionsProvider(_SSEProvider):
+    """A model behind an OpenAI chat-completions endpoint (OpenAI, Ollama, LM Studio, llama.cpp, vLLM …).
+
+    Args:
+        model: The model name the endpoint knows (``qwen3:8b``, ``gpt-4.1-mini``).
+        profile: The endpoint's defaults and quirks (see `PROFILES`).
+        base_url: Overrides ``OPENAGENT_BASE_URL``, the vendor's variable and the profile's default.
+        api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
+        http_client: An ``httpx2.AsyncClient`` to send through (tests, custom transports); by default the
+            connection pool shared by every provider with the same proxy and TLS settings in this event loop.
+    """
+
+    path = "/chat/completions"
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return build_body(request, self.model, self.profile)
+
+    def _parser(self, request: ModelRequest) -> ChatStream:
+        return ChatStream(
+            self.profile.name,
+            tool_names=frozenset(t.name for t in request.tools),
+            text_protocol=self.profile.tool_call_protocol == "text" and bool(request.tools),
+        )
+
+
+class ResponsesProvider(_SSEProvider):
+    """A model behind an OpenAI Responses endpoint (``POST /responses``): OpenAI, or a server that speaks it.
+
+    Reasoning items come back as `RawBlock` blocks and are sent back on the next turn (with their encrypted
+    content when the profile says ``store: false``); hosted tools are given in ``extra_body["tools"]`` (see
+    `web_search`, `file_search`, `code_interpreter`, `mcp`).
+
+    Args:
+        model: The model name the endpoint knows (``gpt-5``, ``o4-mini``).
+        profile: The endpoint's defaults and quirks (see `PROFILES`).
+        base_url: Overrides ``OPENAGENT_BASE_URL``, the vendor's variable and the profile's default.
+        api_key: Overrides ``OPENAGENT_API_KEY`` and the vendor's variable; keyless servers get a placeholder.
+        http_client: An ``httpx2.AsyncClient`` to send through (tests, custom transports); by default the
+            connection pool shared by every provider with the same proxy and TLS settings in this event loop.
+    """
+
+    path = "/responses"
+    _summaries = True
+    """Reasoning summaries are asked for (until the organization turns out not to be allowed them)."""
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        return _responses_request.build_body(request, self.model, self.profile, summary=self._summaries)
+
+    def _parser(self, request: ModelRequest) -> ResponsesStream:
+        return ResponsesStream(self.profile.name)
+
+    async def _open(self, request: ModelRequest) -> Any:
+        try:
+            return await super()._open(request)
+        except BadRequestError as exc:
+            # OpenAI gives reasoning summaries to verified organizations only and refuses the request of
+            # any other ("Your organization must be verified to generate reasoning summaries"): ask again
+            # without, and no more for this provider.
+            if not self._summaries or '"reasoning.summary"' not in (exc.body or ""):
+                raise
+            self._summaries = False
+            logger.warning("openai: %s; continuing without reasoning summaries", exc.message)
+            return await super()._open(request)
+
+    def _feed(self, events: list[ServerSentEvent], parser: ResponsesStream) -> list[ModelEvent]:
+        if len(events) == 1:
+            return parser.feed(events[0].data, events[0].event)  # the common case: one event per chunk
+        out: list[ModelEvent] = []
+        for event in events:  # an `error` event is the parser's: its payload says what went wrong
+            out += parser.feed(event.data, event.event)
+        return out
+
+
+def make_provider(
+    model: str,
+    *,
+    profile: OpenAIProfile,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: Any = None,
+) -> _SSEProvider:
+    """The provider of ``model`` at the endpoint ``profile`` describes, on the wire that model takes.
+
+    Args:
+        model: The model name the endpoint knows.
+        profile: The endpoint; its `OpenAIProfile.wire_for` picks `ResponsesProvider` or
+            `ChatCompletionsProvider`.
+        base_url: Overrides the endpoint's URL (see `ChatCompletionsProvider`).
+        api_key: Overrides the endpoint's key.
+        http_client: An HTTP client to send through (tests, proxies).
+    """
+    cls = ResponsesProvider if profile.wire_for(model) == "responses" else ChatCompletionsProvider
+    return cls(model, profile=profile, base_url=base_url, api_key=api_key, http_client=http_client)

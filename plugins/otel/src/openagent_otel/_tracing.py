@@ -110,6 +110,7 @@ class Tracing:
             "Stop": self._on_stop,
             "SessionEnd": self._on_session_end,
             "PreCompact": self._on_compact,
+            "Notification": self._on_notification,
         }
         # No timeout: ending spans is quick, and a timed-out hook would leave a span open.
         return {event: [HookMatcher(hooks=[callback], timeout=None)] for event, callback in table.items()}
@@ -187,6 +188,15 @@ class Tracing:
         run = self._runs.get(data["session_id"])
         if run is not None:  # a manual compaction between prompts has no run to mark
             run.span.add_event("openagent.compaction", {"trigger": str(data.get("trigger", "auto"))})
+        return {}
+
+    async def _on_notification(
+        self, data: dict[str, Any], tool_use_id: str | None, ctx: HookContext
+    ) -> dict[str, Any]:
+        found = self._tools.get(data.get("tool_use_id") or tool_use_id or "")
+        if found is not None and data.get("notification_type") == "tool_progress":  # a long call's progress
+            fields = {k: data[k] for k in ("progress", "total", "message") if data.get(k) is not None}
+            found[0].add_event("openagent.tool.progress", fields)
         return {}
 
     # -- model calls --

@@ -215,13 +215,31 @@ class SQLiteSessionStore:
                     await anyio.to_thread.run_sync(thread.join)
             raise
         try:
-            await conn.execute("PRAGMA journal_mode = WAL")
+            await self._wal(conn)
             await conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             await conn.executescript(_SCHEMA)
         except BaseException:
             await conn.close()
             raise
         return conn
+
+    async def _wal(self, conn: aiosqlite.Connection) -> None:
+        """Switch the database to WAL, waiting out other connections doing the same.
+
+        SQLite answers a journal-mode change that races another connection's with ``database is locked`` at
+        once, without calling the busy handler that ``timeout`` sets; the mode is stored in the file, so only
+        the first connections ever race, and they retry here for up to ``timeout`` seconds.
+        """
+        with anyio.move_on_after(self.timeout):
+            while True:
+                try:
+                    await conn.execute("PRAGMA journal_mode = WAL")  # an in-memory database stays "memory"
+                    return
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) and "busy" not in str(exc):
+                        raise
+                await anyio.sleep(0.01)
+        raise SessionError(f"{self.path}: still locked after {self.timeout} s of trying to switch to WAL")
 
     @contextmanager
     def _errors(self, action: str, key: SessionKey | None) -> Iterator[None]:

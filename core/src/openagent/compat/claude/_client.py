@@ -3,8 +3,8 @@
 What differs from the native calls is only what the SDK promises: an error result ends a one-shot
 ``query()`` with `ResultError` (the CLI exits non-zero after it), the ``stderr`` callback receives
 openagent's warnings (what the CLI would print on its stderr), ``verbatim_prompts`` skips slash-command
-expansion, and the client's reports (`get_server_info`, `get_context_usage`, `get_mcp_status`) have the
-SDK's keys.
+expansion, and the client's reports (`get_server_info`, `get_context_usage`) have the SDK's keys
+(`Client`'s own MCP methods, `get_mcp_status` and the others, already have them).
 """
 
 from __future__ import annotations
@@ -188,27 +188,6 @@ class ClaudeSDKClient(Client):
     async def get_context_usage(self) -> dict[str, Any]:
         """How full the context window is, by category (the SDK's ``ContextUsageResponse`` keys)."""
         return self.context_usage()
-
-    async def get_mcp_status(self) -> dict[str, Any]:
-        """The MCP servers and their state (``{"mcpServers": [{"name", "status", …}]}``)."""
-        native = getattr(super(), "get_mcp_status", None)
-        if native is not None:
-            return await native()  # type: ignore[no-any-return]
-        return {"mcpServers": list(self.server_info().get("mcp_servers", []))}
-
-    async def reconnect_mcp_server(self, server_name: str) -> None:
-        """Reconnect an MCP server (needs an MCP plugin that supports it)."""
-        await self._mcp("reconnect_mcp_server", server_name)
-
-    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
-        """Enable or disable an MCP server (needs an MCP plugin that supports it)."""
-        await self._mcp("toggle_mcp_server", server_name, enabled)
-
-    async def _mcp(self, method: str, *args: Any) -> None:
-        native = getattr(super(), method, None)
-        if native is None:
-            raise ConfigError(f"{method} needs the MCP plugin's server control (openagent[mcp])")
-        await native(*args)
 
     async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:  # type: ignore[override]
         await self.disconnect()

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, TypeAlias, TypedDict
 
+from ...mcp import (
+    McpServerConnectionStatus,
+    McpServerInfo,
+    McpServerStatus,
+    McpStatusResponse,
+    McpToolAnnotations,
+    McpToolInfo,
+)
 from ...options import SandboxNetworkConfig, SandboxSettings
 
 if TYPE_CHECKING:
@@ -169,48 +177,8 @@ McpServerStatusConfig: TypeAlias = (
 )  # fmt: skip
 
 
-class McpToolAnnotations(TypedDict, total=False):
-    """A tool's hints, as a status report shows them."""
-
-    readOnly: bool
-    destructive: bool
-    openWorld: bool
-
-
-class McpToolInfo(TypedDict):
-    """One tool of an MCP server."""
-
-    name: str
-    description: NotRequired[str]
-    annotations: NotRequired[McpToolAnnotations]
-
-
-class McpServerInfo(TypedDict):
-    """What a server said about itself when it connected."""
-
-    name: str
-    version: str
-
-
-McpServerConnectionStatus: TypeAlias = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
-
-
-class McpServerStatus(TypedDict):
-    """One server of `McpStatusResponse`."""
-
-    name: str
-    status: McpServerConnectionStatus
-    serverInfo: NotRequired[McpServerInfo]
-    error: NotRequired[str]
-    config: NotRequired[McpServerStatusConfig]
-    scope: NotRequired[str]
-    tools: NotRequired[list[McpToolInfo]]
-
-
-class McpStatusResponse(TypedDict):
-    """What ``get_mcp_status()`` returns."""
-
-    mcpServers: list[McpServerStatus]
+# The status shapes live in openagent.mcp, where Client.get_mcp_status returns them (its ``config`` is typed
+# as a plain dict there: these config types are the Claude SDK's names for what it holds).
 
 
 # --- reports ------------------------------------------------------------------------------------------------

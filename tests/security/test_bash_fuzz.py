@@ -37,7 +37,8 @@ EXAMPLES = int(os.environ.get("OPENAGENT_FUZZ_EXAMPLES", "300"))
 pytestmark = [
     pytest.mark.fuzz,
     pytest.mark.skipif(
-        shutil.which("strace") is None, reason="needs strace (the security session installs it)"
+        shutil.which("strace") is None or shutil.which("bwrap") is None,
+        reason="needs strace and bwrap (the security session installs them)",
     ),
 ]
 
@@ -47,8 +48,10 @@ ALLOWED_PROGRAMS = {"ls", "echo", "printf", "true", "timeout", "nice", "nohup", 
 DENIED_PROGRAMS = {"touch", "id"}
 SINKS = ("/dev/null", "/dev/tty", "/dev/fd/", "/proc/self/fd/")
 TRACED = "execve,open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,unlink,unlinkat,link,linkat,symlink,symlinkat,truncate"
+# A write counts whether or not it succeeded: outside the work folder the file system is read-only (the
+# command runs confined, below), so an escape shows as a refused write.
 WRITES = re.compile(
-    r'^(?:open|openat|creat|mkdir|mkdirat|rename|renameat|renameat2|unlink|unlinkat|link|linkat|symlink|symlinkat|truncate)\((?:[^"]*?)"([^"]*)"(.*)\)\s+= \d+'
+    r'^(?:open|openat|creat|mkdir|mkdirat|rename|renameat|renameat2|unlink|unlinkat|link|linkat|symlink|symlinkat|truncate)\((?:[^"]*?)"([^"]*)"(.*)\)\s+= -?\d+'
 )
 EXECS = re.compile(r'^execve\("([^"]*)", (\[.*?\]), .*\)\s+= 0')
 
@@ -158,6 +161,7 @@ def _events(trace: Path) -> Iterator[str]:
     first = True
     for line in trace.read_text(errors="replace").splitlines():
         pid, _, call = line.partition(" ")
+        call = call.lstrip()  # strace pads the pid to five columns (pids are small in bwrap's namespace)
         if call.endswith("<unfinished ...>"):
             pending[pid] = call.removesuffix("<unfinished ...>")
             continue
@@ -176,7 +180,7 @@ def _run(command: str, base: Path) -> tuple[list[str], list[str]]:
     strace = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "signal=none", "-e", f"trace={TRACED}"]
     try:
         subprocess.run(
-            [*strace, "-s", "4096", "-o", str(trace), "bash", "-c", command],
+            [*_confined(base), *strace, "-s", "4096", "-o", str(trace), "bash", "-c", command],
             cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -189,6 +193,17 @@ def _run(command: str, base: Path) -> tuple[list[str], list[str]]:
             if not match.group(1).startswith(SINKS):
                 written.append(match.group(1))
     return programs, written
+
+
+def _confined(base: Path) -> list[str]:
+    """bubblewrap around each generated command: the generated commands are hostile by construction (a
+    redirection to ``/bin/ls`` is a valid word of the grammar), so the machine is read-only to them but for
+    ``base``, with no network and every process killed with the run.
+    """
+    return [
+        "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--bind", str(base), str(base), "--unshare-all", "--die-with-parent", "--new-session",
+    ]  # fmt: skip
 
 
 def _program(executed: str) -> str:
@@ -227,3 +242,14 @@ def test_bash_runs_only_what_the_analyzer_allows(command: str) -> None:
         assert names <= ALLOWED_PROGRAMS, f"{command!r} was allowed and executed {programs}"
         assert written == [], f"{command!r} was allowed and wrote {written}"
     assert not names & DENIED_PROGRAMS, f"{command!r} was not denied and executed {programs}"
+
+
+def test_the_oracle_sees_programs_and_refused_writes_of_a_confined_command(tmp_path: Path) -> None:
+    """The control: the oracle reports what bash ran and every write it tried, refused ones included."""
+    for name in ("work", "out", "trace"):
+        (tmp_path / name).mkdir()
+    target = "/usr/bin/openagent-fuzz-sentinel"
+    programs, written = _run(f"echo hi > {target}; ls; touch {tmp_path}/out/x", tmp_path)
+    assert [_program(p) for p in programs] == ["ls", "touch"]
+    assert written == [target, f"{tmp_path}/out/x"]
+    assert not Path(target).exists() and (tmp_path / "out" / "x").exists()  # confined: only base is writable

@@ -336,6 +336,7 @@ def _words(node: Node, src: bytes) -> Words:
     return tuple(v[0] if v and v[1] else None for v in values)
 
 
+_SUBSTITUTION = re.compile(r"\$\(|`|[<>]\(")
 _BARE_NEWLINE = re.compile(rb"(?<!\\)\n")
 _GLUED = re.compile(rb"(?:\\\n)+")
 """Only continuations between two words: bash joins them into one."""
@@ -399,8 +400,15 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
             found.fail("${…@P} expands a prompt string, which runs the commands in it")
         elif kind in ("raw_string", "string", "ansi_c_string", "word") and _may_hide_code(node, src):
             value = _w.word_value(node, src)
-            if value and re.search(r"\$\(|`|[<>]\(", value[0]):
+            if value and _SUBSTITUTION.search(value[0]):
                 found.text(value[0], depth, "quoted text with a command substitution")
+            elif value is None and _SUBSTITUTION.search(_w.source_text(node, src)):
+                found.fail("a word tree-sitter reads as text holds a substitution bash would run")
+        elif node.is_named and not node.child_count and kind != "comment" and _may_hide_code(node, src):
+            # A leaf tree-sitter did not look into (``${x#`…`}``'s pattern, ``${x=$$(…)}``'s word):
+            # bash may run a substitution there.
+            if _SUBSTITUTION.search(_w.source_text(node, src)):
+                found.fail("a word tree-sitter reads as text holds a substitution bash would run")
         stack.extend(node.children)
 
 

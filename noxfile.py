@@ -319,7 +319,7 @@ def integration(session: nox.Session) -> None:
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """Long hypothesis runs of the stream parsers and the Bash analyzer (100k examples each)."""
-    _apt(session, ["strace"])  # the Bash analyzer's differential fuzz traces real bash
+    _apt(session, SECURITY_APT)  # the Bash fuzz runs real bash, confined, under strace
     targets = ["core", "openai", "anthropic", "reliability", "security/test_bash_fuzz.py"]
     _install(session, "core", "openai", "anthropic", "tools")
     for target in targets:  # one process each: test modules in different folders share names

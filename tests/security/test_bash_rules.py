@@ -96,6 +96,11 @@ DISGUISED = {
     "heredoc-into-shell": "sh <<'EOF'\ntouch {S}\nEOF",
     "process-substitution-script": "bash <(echo touch {S})",
     "eval": "eval touch {S}",
+    # Found by the differential fuzz: text tree-sitter keeps as one leaf, and a '#' it reads as a comment.
+    "backquotes-in-assign-default": "ls ${{x=`touch {S}`}}",
+    "backquotes-in-trim-pattern": "x=a; echo ${{x#`touch {S}`}}",
+    "substitution-after-pid": "ls ${{x=$$(ls `touch {S}`)}}",
+    "escaped-blank-before-hash": 'ls \\ # "x" ; touch {S}',
     "eval-quoted": 'eval "tou""ch {S}"',
     "eval-computed": 'eval "$(echo touch {S})"',
     "substituted-name": "$(echo touch) {S}",

@@ -141,10 +141,7 @@ class _Plain:
         return None
 
     def comment(self, node: Node) -> None:
-        before = self.src[node.start_byte - 1 : node.start_byte]
-        if (before and before not in (b" ", b"\t", b"\n", b";", b"&", b"|")) or b"\n" in self.src[
-            node.start_byte : node.end_byte
-        ]:
+        if not _starts_comment(node, self.src) or b"\n" in self.src[node.start_byte : node.end_byte]:
             raise _NotPlain("a '#' that bash may not read as a comment")
 
     def command(self, node: Node, redirects: list[Node]) -> None:
@@ -348,6 +345,19 @@ def _may_hide_code(node: Node, src: bytes) -> bool:
     return b"(" in raw or b"`" in raw or b"\\" in raw
 
 
+def _starts_comment(node: Node, src: bytes) -> bool:
+    r"""Whether bash, too, starts a comment at this ``#``: at the start of a word, after an unescaped
+    separator (``a\ #b`` is one word, ``a #b`` a word and a comment).
+    """  # noqa: D205
+    at = node.start_byte
+    if at == 0:
+        return True
+    if src[at - 1 : at] not in (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")"):
+        return False
+    backslashes = len(src[: at - 1]) - len(src[: at - 1].rstrip(b"\\"))
+    return backslashes % 2 == 0
+
+
 def _misread_backticks(text: str) -> bool:
     """A backquoted substitution holding another unescaped backquote: bash would have ended it there."""
     if not text.startswith("`"):
@@ -389,6 +399,8 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
         kind = node.type
         if _spans_lines(node, src):
             found.fail("tree-sitter and bash could end its commands at different lines")
+        if kind == "comment" and not _starts_comment(node, src):
+            found.fail("tree-sitter reads a comment where bash reads a word")
         if kind == "``" or kind == "command_substitution" and _misread_backticks(_w.source_text(node, src)):
             found.fail("tree-sitter and bash could pair its backquotes differently")
         if kind == "command":
@@ -398,18 +410,26 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
             found.add(tuple(w[0] if w and w[1] else None for w in words), depth)
         elif kind == "expansion" and _w.source_text(node, src).endswith("@P}"):
             found.fail("${…@P} expands a prompt string, which runs the commands in it")
-        elif kind in ("raw_string", "string", "ansi_c_string", "word") and _may_hide_code(node, src):
-            value = _w.word_value(node, src)
-            if value and _SUBSTITUTION.search(value[0]):
-                found.text(value[0], depth, "quoted text with a command substitution")
-            elif value is None and _SUBSTITUTION.search(_w.source_text(node, src)):
-                found.fail("a word tree-sitter reads as text holds a substitution bash would run")
-        elif node.is_named and not node.child_count and kind != "comment" and _may_hide_code(node, src):
-            # A leaf tree-sitter did not look into (``${x#`…`}``'s pattern, ``${x=$$(…)}``'s word):
-            # bash may run a substitution there.
-            if _SUBSTITUTION.search(_w.source_text(node, src)):
-                found.fail("a word tree-sitter reads as text holds a substitution bash would run")
+        elif kind != "comment" and _may_hide_code(node, src):
+            _hidden_code(node, src, found, depth)
         stack.extend(node.children)
+
+
+def _hidden_code(node: Node, src: bytes, found: _Found, depth: int) -> None:
+    """Substitutions inside text: quoted text bash may evaluate later is read as commands; a leaf tree-sitter
+    did not look into (``${x#`…`}``'s pattern, ``${x=$$(…)}``'s word) where bash runs them is not understood.
+    """  # noqa: D205
+    if node.type in ("raw_string", "string", "ansi_c_string", "word"):
+        value = _w.word_value(node, src)
+        if value and _SUBSTITUTION.search(value[0]):
+            found.text(value[0], depth, "quoted text with a command substitution")
+            return
+        if value is not None or node.child_count:  # decoded, or its parts are walked on their own
+            return
+    elif not node.is_named or node.child_count:
+        return
+    if _SUBSTITUTION.search(_w.source_text(node, src)):
+        found.fail("a word tree-sitter reads as text holds a substitution bash would run")
 
 
 def _error_at(tree: Node, src: bytes) -> str:

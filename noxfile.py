@@ -323,12 +323,13 @@ def integration(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Long hypothesis runs of the stream parsers (100k examples)."""
-    folders = ["core", "openai", "anthropic", "reliability"]
-    _install(session, "core", "openai", "anthropic")
-    for folder in folders:  # one process each: test modules in different folders share names
+    """Long hypothesis runs of the stream parsers and the Bash analyzer (100k examples each)."""
+    _apt(session, SECURITY_APT)  # the Bash fuzz runs real bash, confined, under strace
+    targets = ["core", "openai", "anthropic", "reliability", "security/test_bash_fuzz.py"]
+    _install(session, "core", "openai", "anthropic", "tools")
+    for target in targets:  # one process each: test modules in different folders share names
         session.run(
-            "python", "-m", "pytest", f"tests/{folder}", "-m", "fuzz", *session.posargs,
+            "python", "-m", "pytest", f"tests/{target}", "-m", "fuzz", *session.posargs,
             env={"OPENAGENT_FUZZ_EXAMPLES": "100000"}, success_codes=[0, 5],
         )  # fmt: skip
 

@@ -58,6 +58,7 @@ async def _decide(
         name,
         arguments,
         requires_permission=found.requires_permission,
+        sandboxed=found.sandboxed is not None and found.sandboxed(arguments, conversation.options),
         mode=conversation.options.permission_mode,
         allowed=conversation.allowed,
         disallowed=conversation.disallowed,

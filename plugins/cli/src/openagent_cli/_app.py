@@ -145,6 +145,9 @@ def model_options(func: F) -> F:
         ),
         click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model turns."),
         click.option(
+            "--sandbox/--no-sandbox", default=None, help="Run Bash commands in a bubblewrap sandbox (Linux)."
+        ),
+        click.option(
             "--resume", "resume", metavar="ID", help="Continue the session with this id (or prefix)."
         ),
         click.option(
@@ -166,7 +169,8 @@ def settings_from(params: dict[str, Any]) -> Settings:
     whether to trust the folder when its settings need it, and says on stderr what an untrusted one loses.
     """  # noqa: D205
     flags = {
-        key: params.get(key) for key in ("model", "base_url", "system_prompt", "permission_mode", "max_turns")
+        key: params.get(key)
+        for key in ("model", "base_url", "system_prompt", "permission_mode", "max_turns", "sandbox")
     }
     flags["tools"] = params.get("tools")
     flags["allowed_tools"] = list(params.get("allowed_tools") or ()) or None
@@ -200,7 +204,7 @@ def options_from(settings: Settings, **more: Any) -> Any:
 
     fields = {
         key: settings.get(key)
-        for key in ("model", "base_url", "api_key", "system_prompt", "max_turns", "session_store")
+        for key in ("model", "base_url", "api_key", "system_prompt", "max_turns", "session_store", "sandbox")
         if settings.get(key) is not None
     }
     for key in ("tools", "allowed_tools", "disallowed_tools"):
@@ -220,6 +224,13 @@ def host_execution_warning(settings: Settings) -> str | None:
         r.startswith("Bash") for r in settings.get("allowed_tools") or ()
     )
     how = "without asking, for the commands your rules allow" if unasked else "after approval"
+    sandbox = settings.get("sandbox")
+    if sandbox is True or isinstance(sandbox, dict) and sandbox.get("enabled"):
+        return (
+            "warning: Bash is enabled: commands the model writes run on this machine in a bubblewrap "
+            f"sandbox (writable: {Path.cwd()}; no network), without asking unless its settings say "
+            "otherwise; where the sandbox cannot run, Bash says so and asks."
+        )
     return (
         f"warning: Bash is enabled: commands the model writes run directly on this machine, as you, in "
         f"{Path.cwd()}, with no sandbox ({how})."

@@ -341,18 +341,14 @@ class MemorySessionStore:
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """The project's main transcripts and their last write (epoch ms)."""
-        return [
-            {"session_id": s, "mtime": self._mtimes[(p, s, sub)]}
-            for p, s, sub in self._entries
-            if p == project_key and not sub
-        ]
+        keys = [(p, s, sub) for p, s, sub in self._entries if p == project_key and not sub]
+        return [{"session_id": k[1], "mtime": self._mtimes[k]} for k in keys]
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
         project, session, subpath = self._key(key)
-        for k in [
-            k for k in self._entries if k[:2] == (project, session) and (not subpath or k[2] == subpath)
-        ]:
+        doomed = [k for k in self._entries if k[:2] == (project, session) and subpath in ("", k[2])]
+        for k in doomed:
             del self._entries[k], self._mtimes[k], self._seen[k]
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
@@ -370,9 +366,8 @@ class MemorySessionStore:
 
     def clear(self) -> None:
         """Forget everything."""
-        self._entries.clear()
-        self._seen.clear()
-        self._mtimes.clear()
+        for table in (self._entries, self._seen, self._mtimes):
+            table.clear()
 
 
 async def _optional(store: SessionStore, method: str, *args: Any) -> tuple[bool, Any]:

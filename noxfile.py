@@ -1,8 +1,8 @@
-"""Sessions: tests per package, lint, types, contract, integration, fuzz, bench, record.
+"""Sessions: tests per package, lint, types, contract, integration, fuzz, bench, bench_viewer, record.
 
 ``nox`` alone runs ``ci``: the checks (every package's tests, lint, types, contract, compat, reliability,
 security, integration) as parallel ``nox -s`` processes; each check also runs on its own (``nox -s lint``).
-``nox -s bench``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
+``nox -s bench``, ``nox -s bench_viewer``, ``nox -s fuzz`` and ``nox -s record`` are run by hand.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ CHECKS = ["tests", "lint", "types", "contract", "compat", "reliability", "securi
 # Seconds each check took on a 2-core CI machine: `ci` starts the longest first so the lanes end together.
 SECONDS = {
     "tests(package='mcp')": 120, "tests(package='cli')": 60, "integration": 51, "security": 46,
-    "tests(package='local')": 45, "reliability": 31,
+    "tests(package='local')": 45, "tests(package='viewer')": 65, "reliability": 31,
 }  # fmt: skip
 CHECK_TIMEOUT = 20 * 60  # a check that hangs fails the run instead of holding it to CI's limit
 
@@ -43,9 +43,14 @@ TEST_DEPS = [
 # Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
 # plugin against the scripted loopback server, the tools plugin's AskUserQuestion, and the local plugin (the
 # embedded default).
-TEST_PLUGINS = {"cli": ["openai", "tools", "local"]}
-# Debian packages a package's tests need (servers started on loopback by the tests themselves).
-APT = {"redis": ["redis-server"], "postgres": ["postgresql"]}
+TEST_PLUGINS = {"cli": ["openai", "tools", "local"], "viewer": ["openai", "sqlite", "redis", "postgres"]}
+# Debian packages a package's tests need (servers started on loopback by the tests themselves; the viewer's
+# run in Debian's Chromium, which Playwright drives: its own browser download cannot run here).
+APT = {
+    "redis": ["redis-server"],
+    "postgres": ["postgresql"],
+    "viewer": ["chromium", "redis-server", "postgresql"],
+}
 SECURITY_APT = ["bubblewrap", "strace"]  # the Bash sandbox and the differential fuzz run the real things
 # The third-party MCP servers the mcp tests run: the reference servers from npm, and PyPI's (in a
 # virtualenv of their own: they are built on mcp 2, the plugin on mcp 1).
@@ -318,12 +323,13 @@ def integration(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Long hypothesis runs of the stream parsers (100k examples)."""
-    folders = ["core", "openai", "anthropic", "reliability"]
-    _install(session, "core", "openai", "anthropic")
-    for folder in folders:  # one process each: test modules in different folders share names
+    """Long hypothesis runs of the stream parsers and the Bash analyzer (100k examples each)."""
+    _apt(session, SECURITY_APT)  # the Bash fuzz runs real bash, confined, under strace
+    targets = ["core", "openai", "anthropic", "reliability", "security/test_bash_fuzz.py"]
+    _install(session, "core", "openai", "anthropic", "tools")
+    for target in targets:  # one process each: test modules in different folders share names
         session.run(
-            "python", "-m", "pytest", f"tests/{folder}", "-m", "fuzz", *session.posargs,
+            "python", "-m", "pytest", f"tests/{target}", "-m", "fuzz", *session.posargs,
             env={"OPENAGENT_FUZZ_EXAMPLES": "100000"}, success_codes=[0, 5],
         )  # fmt: skip
 
@@ -340,6 +346,15 @@ def bench(session: nox.Session) -> None:
         "httpx",
     )  # fmt: skip  # claude-agent-sdk: (g) and cold run its own CLI against the same loopback server
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def bench_viewer(session: nox.Session) -> None:
+    """The session viewer's first paint in headless Chromium: a 10,000-message session, a list of 1,000."""
+    _apt(session, ["chromium"])
+    _install(session, "viewer")
+    session.install("playwright>=1.45")
+    session.run("python", "benchmarks/viewer_bench.py", *session.posargs)
 
 
 @nox.session

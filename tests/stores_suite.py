@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from glob import glob
 from pathlib import Path
 
@@ -25,7 +25,16 @@ from openagent._store_contract import StoreBackend as Backend
 from openagent._store_contract import make_entry
 from openagent.plugin import SessionStoreContract as StoreSuite
 
-__all__ = ["Backend", "PostgresServer", "RedisServer", "ServerRestartSuite", "StoreSuite", "make_entry"]
+__all__ = [
+    "Backend",
+    "PostgresServer",
+    "RedisServer",
+    "ServerRestartSuite",
+    "StoreSuite",
+    "make_entry",
+    "postgres_server",
+    "redis_server",
+]
 
 
 # -- servers ------------------------------------------------------------------------------------------------
@@ -190,3 +199,25 @@ class PostgresServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real ``redis-server`` on a free loopback port, for the whole test session."""
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL cluster on a free loopback port, for the whole test session."""
+    server = PostgresServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()

@@ -212,6 +212,19 @@ def test_bash_prints_a_host_execution_warning(openagent):
     assert "warning" not in quiet.stderr
 
 
+def test_sandbox_flag_and_setting(openagent):
+    tools = {"OPENAGENT_PLUGINS": "clitest,tools"}
+    result = openagent(
+        "run", "--model", "test:echo", "--tools", "Bash", "--sandbox", "--json", "hello", env=tools
+    )
+    assert result.returncode == 0 and "in a bubblewrap sandbox" in result.stderr
+    assert '"sandbox": {"enabled": true' in result.stdout.splitlines()[0]
+    bad = openagent(
+        "run", "--model", "test:echo", "--tools", "Bash", "hello", env={"OPENAGENT_SANDBOX": "maybe"}
+    )
+    assert bad.returncode == 2 and "sandbox must be true, false or a table" in bad.stderr
+
+
 def test_a_reader_that_goes_away_ends_the_run_quietly(project, cli_env, script):
     model = script(["line\n" * 2000], chunk_size=5)
     with subprocess.Popen(

@@ -82,9 +82,9 @@ def test_an_in_process_server_without_the_mcp_plugin_names_the_extra(monkeypatch
         run_sync("hi", AgentOptions(model="test:echo", mcp_servers={"x": server}))
 
 
-@pytest.mark.parametrize("field", ["sandbox", "permission_prompt_tool_name", "plugins", "extra_args"])
+@pytest.mark.parametrize("field", ["permission_prompt_tool_name", "plugins", "extra_args"])
 def test_options_not_honoured_say_so(field: str) -> None:
-    value = {"enabled": True} if field == "sandbox" else ({"x": None} if field == "extra_args" else "tool")
+    value = {"x": None} if field == "extra_args" else "tool"
     value = [{"type": "local", "path": "."}] if field == "plugins" else value
     with pytest.warns(claude.IgnoredOptionWarning, match=field):
         to_agent_options(ClaudeAgentOptions(**{field: value}))
@@ -117,3 +117,11 @@ def test_thinking_effort_and_settings_map_onto_agent_options(tmp_path: Any) -> N
     }
     with pytest.raises(ConfigError, match="settings"):
         to_agent_options(ClaudeAgentOptions(settings="{not json"))
+
+
+def test_sandbox_maps_onto_the_bash_sandbox(tmp_path: Any) -> None:
+    settings = {"enabled": True, "network": {"allowedDomains": ["*"]}}
+    assert to_agent_options(ClaudeAgentOptions(sandbox=settings)).sandbox == settings
+    from_file = tmp_path / "settings.json"
+    from_file.write_text('{"sandbox": {"enabled": true}}')
+    assert to_agent_options(ClaudeAgentOptions(settings=str(from_file))).sandbox == {"enabled": True}

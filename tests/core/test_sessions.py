@@ -255,3 +255,56 @@ async def test_a_slow_store_is_a_session_error_not_a_hang(tmp_path):
     )
     with anyio.fail_after(5), pytest.raises(SessionError, match="longer than"):
         [m async for m in query(prompt="x", options=options)]
+
+
+async def test_entries_record_turn_latency_and_cost_and_each_calls_permission_and_duration(tmp_path):
+    """What the messages do not say, the session says beside them: the session viewer reads it."""
+    from openagent import PermissionResultAllow, PermissionResultDeny, tool
+    from openagent.testing import usage
+
+    @tool(requires_permission=True)
+    def write(text: str) -> str:
+        """Write."""
+        return "ok"
+
+    asked = []
+
+    async def can_use_tool(name, arguments, context):
+        entries = await JSONLSessionStore(tmp_path / "s").load({"project_key": project, "session_id": sid})
+        asked.append([e["type"] for e in entries][-1])  # the request is on record while the user decides
+        return PermissionResultAllow() if arguments["text"] == "yes" else PermissionResultDeny(message="no!")
+
+    from openagent.plugin import project_key_for
+
+    project, sid = project_key_for(tmp_path), "sess"
+    model = ScriptedModel(
+        [[tool_call("write", {"text": "yes"}), tool_call("write", {"text": "no"}), usage(10, 5)], "done"],
+        cost_per_token=0.5,
+    )
+    options = AgentOptions(
+        model=model, tools=[write], can_use_tool=can_use_tool, cwd=tmp_path, session_id=sid,
+        session_store=JSONLSessionStore(tmp_path / "s"), parallel_tool_calls=False,
+    )  # fmt: skip
+    await run("go", options)
+    entries = await JSONLSessionStore(tmp_path / "s").load({"project_key": project, "session_id": sid})
+    assert asked == ["permission_request", "permission_request"]
+    kinds = [e["type"] for e in entries]
+    assert kinds == ["system", "user", "assistant", "permission_request", "tool_outcome",
+                     "permission_request", "tool_outcome", "user", "assistant", "result"]  # fmt: skip
+    first_turn = entries[2]
+    assert first_turn["cost_usd"] == 7.5 and isinstance(first_turn["latency_ms"], int)
+    assert entries[8]["cost_usd"] is None  # the turn reported no usage: no price
+    allowed, denied = entries[4], entries[6]
+    assert allowed["permission"] == {"behavior": "allow", "asked": True}
+    assert isinstance(allowed["duration_ms"], int) and allowed["tool_name"] == "write"
+    assert denied["permission"] == {"behavior": "deny", "asked": True, "message": "no!"}
+    assert denied["duration_ms"] is None  # it never ran
+    assert entries[3]["reason"] == "openagent needs your permission to use write"
+    assert entries[3]["tool_use_id"] == allowed["tool_use_id"]
+    # notes are not messages: readers of messages, and resume, never see them
+    messages = await get_session_messages(sid, cwd=tmp_path, store=JSONLSessionStore(tmp_path / "s"))
+    assert [m.type for m in messages] == ["system", "user", "assistant", "user", "assistant", "result"]
+    resumed = await run("again", AgentOptions(
+        model=ScriptedModel(["fine"]), cwd=tmp_path, resume=sid, session_store=JSONLSessionStore(tmp_path / "s")
+    ))  # fmt: skip
+    assert resumed.text == "fine"

@@ -100,6 +100,31 @@ QUIRKS = [
     ),
     pytest.param(
         [
+            choice({"content": "1"}),
+            choice({"content": "10"}),
+            choice({"content": " apples"}),
+            choice(finish="stop"),
+        ],
+        [TextDelta("1"), TextDelta("10"), TextDelta(" apples"), END],
+        id="deltas-where-the-second-extends-the-first",
+    ),
+    pytest.param(
+        [choice({"content": "*"}), choice({"content": "**"}), choice(finish="stop")],
+        [TextDelta("*"), TextDelta("**"), END],
+        id="two-deltas-where-the-second-extends-the-first",
+    ),
+    pytest.param(
+        [
+            choice({"content": "I"}),
+            choice({"content": "It"}),
+            calls(call(0, "c1", "add", '{"a": 1}')),
+            choice(finish="tool_calls"),
+        ],
+        [TextDelta("I"), TextDelta("It"), ToolCallStart(0, "c1", "add"), ToolCallDelta(0, '{"a": 1}'), TOOL],
+        id="a-held-delta-goes-out-before-a-tool-call",
+    ),
+    pytest.param(
+        [
             calls(call(0, "c1", "add", "")),
             calls(call(0, args='{"a": 1,')),
             calls(call(0, args=' "b": 2}')),
@@ -399,7 +424,12 @@ BROKEN = [
         id="json-error-object-with-a-200",
     ),
     pytest.param(
-        sse(choice({"content": "Hello"}), choice({"content": "Hello world"}), choice({"content": "Bye"})),
+        sse(
+            choice({"content": "Hello"}),
+            choice({"content": "Hello world"}),
+            choice({"content": "Hello world!"}),
+            choice({"content": "Bye"}),
+        ),
         {},
         "went back on itself",
         id="cumulative-text-that-stops-being-cumulative",

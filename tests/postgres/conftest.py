@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from stores_suite import PostgresServer
+from stores_suite import postgres_server  # noqa: F401 - the session's server, shared with other test folders
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # asyncpg is asyncio-only
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    server = PostgresServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.remove()

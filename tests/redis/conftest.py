@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from stores_suite import RedisServer
+from stores_suite import redis_server  # noqa: F401 - the session's server, shared with other test folders
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # redis-py's asyncio client is asyncio-only
-
-
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.remove()

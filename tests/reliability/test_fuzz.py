@@ -129,6 +129,12 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size
 JSON_VALUES = st.one_of(st.integers(-(10**6), 10**6), TEXT, st.booleans(), st.none())
 
 
+def _reads_cumulative(pieces: list[str]) -> bool:
+    return len(pieces) >= 3 and all(
+        len(b) > len(a) and b.startswith(a) for a, b in itertools.pairwise(pieces[:3])
+    )
+
+
 @st.composite
 def turns(draw: st.DrawFn) -> Turn:
     calls = [
@@ -141,7 +147,9 @@ def turns(draw: st.DrawFn) -> Turn:
         for i in range(draw(st.integers(0, 2)))
     ]
     return Turn(
-        text=draw(st.lists(TEXT, max_size=6)),
+        # Three first pieces that each extend the one before read as cumulative text (test_quirks.py):
+        # such a delta stream is ambiguous by nature, so the generator leaves it out.
+        text=draw(st.lists(TEXT, max_size=6).filter(lambda t: not _reads_cumulative(t))),
         thinking=draw(st.lists(TEXT, max_size=3)),
         tool_calls=calls,
         signature=draw(st.sampled_from(["", "sig=="])),

@@ -158,8 +158,8 @@ class Conversation:
             key, history = await restore(self.runtime.store, self.runtime.cwd, self.state.session_id, opts)
             self.state.start_session(key, history)
 
-    async def persist(self, message: Message, **fields: Any) -> None:
-        """Append ``message`` (and extra entry ``fields``) to the session, when there is one."""
+    async def persist(self, message: Message | str, **fields: Any) -> None:
+        """Append ``message`` (or a bare entry of that type) and extra entry ``fields`` to the session."""
         store, key = self.runtime.store, self.state.session_key
         if store is not None and key is not None:
             await store.append(key, [{**entry_for(message, self.state.session_id), **fields}])  # type: ignore[arg-type]
@@ -267,10 +267,14 @@ class Conversation:
                 state.add_seconds(time.monotonic() - began)
                 outcome, error = Finish("error_during_execution", str(exc)), exc
                 continue
-            count_turn(self.runtime, state, response, time.monotonic() - began)
+            latency = time.monotonic() - began
+            cost = count_turn(self.runtime, state, response, latency)
             last = await self._after_response(response)
-            if last.content or not self._interrupted:
-                last = await self._record(last, remember=last.stop_reason != "incomplete")
+            if last.content or not self._interrupted:  # the entry also keeps the turn's latency and cost
+                remember = last.stop_reason != "incomplete"
+                last = await self._record(
+                    last, remember=remember, latency_ms=int(latency * 1000), cost_usd=cost
+                )
                 yield last
             outcome = await decide(self.runtime, state, last, interrupted=self._interrupted)
         result = result_message(outcome, state, started, last)
@@ -279,9 +283,9 @@ class Conversation:
         if error is not None:
             raise error
 
-    async def _record(self, message: M, *, remember: bool = True) -> M:
-        """Persist a message (given a ``uuid`` when it has none), and add it to the history the model sees
-        next unless ``remember`` is off; the message as recorded.
+    async def _record(self, message: M, *, remember: bool = True, **fields: Any) -> M:
+        """Persist a message (given a ``uuid`` when it has none) with entry ``fields``, and add it to the
+        history the model sees next unless ``remember`` is off; the message as recorded.
         """  # noqa: D205
         if isinstance(message, UserMessage | AssistantMessage):
             if message.uuid is None:
@@ -291,7 +295,7 @@ class Conversation:
         if remember:
             assert isinstance(message, UserMessage | AssistantMessage)
             self.state.remember(message)
-        await self.persist(message)
+        await self.persist(message, **fields)
         return message
 
     def _cancel_scope(self) -> anyio.CancelScope:
@@ -457,6 +461,7 @@ class Conversation:
             hook_input(runtime, state),
             checkpoints=self.checkpoints,
             tasks=self.tasks,
+            record=self.persist if runtime.store is not None else None,
         )
         calls = outcome.calls
         done: list[ToolCallResult | None] = [None] * len(calls)

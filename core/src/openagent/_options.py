@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from dataclasses import replace as _replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._errors import ConfigError, SessionError, masked
 from ._keys import check_session_id
@@ -26,7 +26,36 @@ if TYPE_CHECKING:
     from ._sessions import SessionStore
     from ._tools import Tool
 
-__all__ = ["AgentDefinition", "AgentOptions"]
+__all__ = ["AgentDefinition", "AgentOptions", "SandboxNetworkConfig", "SandboxSettings"]
+
+
+class SandboxNetworkConfig(TypedDict, total=False):
+    """The sandbox's network, with the Claude Agent SDK's keys (docs/security.md says which take effect)."""
+
+    allowedDomains: list[str]
+    deniedDomains: list[str]
+    allowManagedDomainsOnly: bool
+    allowUnixSockets: list[str]
+    allowAllUnixSockets: bool
+    allowLocalBinding: bool
+    allowMachLookup: list[str]
+    httpProxyPort: int
+    socksProxyPort: int
+
+
+class SandboxSettings(TypedDict, total=False):
+    """How Bash commands are sandboxed, with the Claude Agent SDK's keys.
+
+    ``enabled`` defaults to false, ``autoAllowBashIfSandboxed`` and ``allowUnsandboxedCommands`` to true.
+    """
+
+    enabled: bool
+    autoAllowBashIfSandboxed: bool
+    excludedCommands: list[str]
+    allowUnsandboxedCommands: bool
+    network: SandboxNetworkConfig
+    ignoreViolations: dict[str, list[str]]
+    enableWeakerNestedSandbox: bool
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -105,6 +134,9 @@ class AgentOptions:
     cwd: str | Path | None = None
     add_dirs: Sequence[str | Path] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: SandboxSettings | bool | None = None
+    """Run Bash commands in an OS sandbox (bubblewrap on Linux; needs ``openagent[tools]``): ``True`` or
+    `SandboxSettings`. Where it cannot run, Bash says so and runs under the permission rules alone."""
     max_budget_usd: float | None = None
     output_format: Mapping[str, Any] | type | None = None
     """``{"type": "json_schema", "schema": {...}}`` or a pydantic model type; the validated answer is

@@ -8,7 +8,14 @@ to allow it; ``dontAsk`` denies everything no rule or hook allowed; ``plan`` run
 Rules use the Claude syntax: ``"Read"`` (the whole tool), ``"Bash(git status:*)"`` (a command prefix),
 ``"Bash(npm run *)"`` (a command pattern), ``"Write(src/**)"`` (a path glob, relative to the run's cwd),
 ``"WebFetch(domain:example.com)"``, ``"mcp__srv"`` / ``"mcp__srv__*"`` (every tool of an MCP server) and
-``"mcp__srv__tool"``. A Bash command joined with ``&&``, ``;``, ``|`` … is allowed only when every part is.
+``"mcp__srv__tool"``.
+
+Bash rules are decided on a real parse of the command (`openagent._shell`, on tree-sitter-bash): an allow
+rule covers a command only when it parses completely and every simple command in it is plain words that a
+rule covers (``git status && git diff`` needs both allowed; ``$(…)``, expansions, redirections other than to
+``/dev/null`` are never covered). A deny or ask rule applies when any command anywhere in it matches —
+inside substitutions, subshells, ``bash -c`` strings, behind ``sudo``/``env``/``xargs``, with the name
+quoted or path-qualified — and to every command the parser cannot fully understand (fail closed).
 """
 
 from __future__ import annotations
@@ -17,13 +24,13 @@ import inspect
 import logging
 import os
 import re
-import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args
 from urllib.parse import urlsplit
 
+from . import _shell
 from ._policy import (
     READ_RULES,
     WRITE_RULES,
@@ -36,23 +43,11 @@ from ._policy import (
 )
 
 __all__ = [
-    "PLAN_MODE_NOTE",
-    "CanUseTool",
-    "PathPolicy",
-    "PermissionMode",
-    "PermissionResult",
-    "PermissionResultAllow",
-    "PermissionResultDeny",
-    "PermissionRuleValue",
-    "PermissionState",
-    "PermissionUpdate",
-    "ToolPermissionContext",
-    "apply_update",
-    "check_permission",
-    "denied_outright",
-    "glob_regex",
-    "rule_matches",
-]
+    "PLAN_MODE_NOTE", "CanUseTool", "PathPolicy", "PermissionMode", "PermissionResult",
+    "PermissionResultAllow", "PermissionResultDeny", "PermissionRuleValue", "PermissionState",
+    "PermissionUpdate", "ToolPermissionContext", "apply_update", "check_permission", "denied_outright",
+    "glob_regex", "rule_matches",
+]  # fmt: skip
 
 logger = logging.getLogger("openagent.permissions")
 
@@ -207,27 +202,6 @@ def apply_update(target: PermissionState, update: PermissionUpdate | Mapping[str
 
 # --- rules ------------------------------------------------------------------------------------------------
 
-_SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "\n", ";;", "|&"})
-
-
-def _subcommands(command: str) -> list[str] | None:
-    """Split a shell command on ``&&``, ``;``, ``|`` …; ``None`` when it cannot be analysed safely."""
-    if "$(" in command or "`" in command or "<(" in command or ">(" in command:
-        return None
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    parts: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token in _SHELL_OPERATORS or set(token) <= set(";&|"):
-                parts.append([])
-            else:
-                parts[-1].append(token)
-    except ValueError:  # an unclosed quote
-        return None
-    found = [" ".join(p) for p in parts if p]
-    return [command.strip()] if len(found) == 1 else found
-
 
 def _command_matches(specifier: str, command: str) -> bool:
     if specifier.endswith(":*"):
@@ -241,7 +215,7 @@ def _command_matches(specifier: str, command: str) -> bool:
 def _specifier_matches(specifier: str, tool_input: Mapping[str, Any], cwd: Path | None) -> bool:
     """``Bash(git status:*)`` is a command prefix; ``Write(src/**)`` a path glob; otherwise exact."""
     if isinstance(command := tool_input.get("command"), str):
-        return _command_matches(specifier, command.strip())
+        return _shell.allows(command, [specifier])
     if isinstance(url := tool_input.get("url"), str):
         if specifier.startswith("domain:"):
             host, wanted = (urlsplit(url).hostname or "").lower(), specifier[7:].lower()
@@ -277,29 +251,57 @@ def _path(cwd: str | Path | None) -> Path | None:
     return None if cwd is None else Path(cwd)
 
 
+def _bash_specifier(rule: str) -> str | None:
+    """A rule's Bash specifier: ``""`` for the whole tool, ``None`` when it is not a Bash rule."""
+    name, specifier = split_rule(rule)
+    if name in ("Bash", "*") and specifier is None:
+        return ""
+    return specifier if name == "Bash" else None
+
+
 def _allowed_by(
     rules: Sequence[str], tool_name: str, tool_input: Mapping[str, Any], cwd: Path | None
 ) -> bool:
-    """An allow rule covers a compound Bash command only when it covers every part."""
+    """An allow rule covers a Bash command only when every simple command in it is plain and covered."""
     command = tool_input.get("command")
     if tool_name != "Bash" or not isinstance(command, str):
         return any(rule_matches(r, tool_name, tool_input, cwd=cwd) for r in rules)
-    if any(r.strip() == "Bash" for r in rules):
+    specifiers = [s for s in map(_bash_specifier, rules) if s is not None]
+    if "" in specifiers or "*" in specifiers:
         return True
-    parts = _subcommands(command)
-    if not parts:
-        return False
-    return all(any(rule_matches(r, tool_name, {"command": p}, cwd=cwd) for r in rules) for p in parts)
+    return bool(specifiers) and _shell.allows(command, specifiers)
 
 
 def _denied_by(
     rules: Sequence[str], tool_name: str, tool_input: Mapping[str, Any], cwd: Path | None
 ) -> str | None:
-    """The first rule matching the call, or any part of a compound Bash command."""
-    inputs = [tool_input]
-    if tool_name == "Bash" and isinstance(command := tool_input.get("command"), str):
-        inputs += [{"command": p} for p in _subcommands(command) or []]
-    return next((r for r in rules for i in inputs if rule_matches(r, tool_name, i, cwd=cwd)), None)
+    """The first rule matching the call (for Bash: any command in it, or any rule if it is not understood)."""
+    command = tool_input.get("command")
+    if tool_name != "Bash" or not isinstance(command, str):
+        return next((r for r in rules if rule_matches(r, tool_name, tool_input, cwd=cwd)), None)
+    for rule in rules:
+        specifier = _bash_specifier(rule)
+        if specifier is not None and _shell.may_match(specifier, command):
+            return rule
+    return None
+
+
+def _denial(tool_name: str, tool_input: Mapping[str, Any], rule: str) -> str:
+    note = _bash_note(tool_name, tool_input, denied=True)
+    return f"{tool_name} is denied by the rule {rule!r} in disallowed_tools{note}"
+
+
+def _bash_note(tool_name: str, tool_input: Mapping[str, Any], *, denied: bool) -> str:
+    """Why a Bash command met a rule the way it did, for the message the model sees."""
+    command = tool_input.get("command")
+    if tool_name != "Bash" or not isinstance(command, str):
+        return ""
+    analysis = _shell.analyze(command)
+    if denied and analysis.unknown:
+        return f" (the command cannot be fully checked: {analysis.unknown}; every Bash deny rule applies)"
+    if not denied and analysis.not_plain:
+        return f": no allow rule covers a command when {analysis.not_plain}"
+    return ""
 
 
 # --- paths, whatever the tool ---------------------------------------------------------------------------
@@ -473,6 +475,7 @@ async def check_permission(
     cwd: str | Path | None = None,
     on_ask: Callable[[str], Awaitable[object]] | None = None,
     paths: Sequence[tuple[Access, str]] = (),
+    sandboxed: bool = False,
 ) -> PermissionResult:
     """Decide whether one tool call may run: hooks → deny rules → ask rules → mode → allow rules → callback.
 
@@ -492,6 +495,7 @@ async def check_permission(
         on_ask: Awaited with a message just before ``can_use_tool`` is asked (the Notification hook).
         paths: What the call reads and writes (`Tool.paths`): ``Read``/``Edit`` rules apply whatever the
             tool; a write to a protected place needs a rule naming it or an approval, even in acceptEdits.
+        sandboxed: The call runs in a working OS sandbox that may run it unasked (allowed like a rule).
     """
     where = _path(cwd)
     if refused := _refused(tool_name, tool_input, paths, where, disallowed, mode, hook_decision, hook_reason):
@@ -508,11 +512,11 @@ async def check_permission(
         return await _ask(tool_name, tool_input, mode, can_use_tool, context, guard, on_ask)
     if mode == "acceptEdits" and tool_name in EDIT_TOOLS:
         return PermissionResultAllow()
-    if _rule_for(allowed, tool_name, tool_input, paths, where, "allow"):
+    if sandboxed or _rule_for(allowed, tool_name, tool_input, paths, where, "allow"):
         return PermissionResultAllow()
     if not requires_permission and mode != "dontAsk":
         return PermissionResultAllow()
-    why = f"no rule allows {tool_name}"
+    why = f"no rule allows {tool_name}{_bash_note(tool_name, tool_input, denied=False)}"
     return await _ask(tool_name, tool_input, mode, can_use_tool, context, why, on_ask)
 
 
@@ -530,7 +534,7 @@ def _refused(
     if hook_decision == "deny":
         return PermissionResultDeny(message=hook_reason or f"{tool_name} was denied by a hook")
     if rule := _rule_for(disallowed, tool_name, tool_input, paths, where, "deny"):
-        return PermissionResultDeny(message=f"{tool_name} is denied by the rule {rule!r} in disallowed_tools")
+        return PermissionResultDeny(message=_denial(tool_name, tool_input, rule))
     if mode == "plan":
         return PermissionResultDeny(message=f"{tool_name} was not run: plan mode is active. {PLAN_MODE_NOTE}")
     return None

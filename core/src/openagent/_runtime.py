@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,6 +135,7 @@ class Runtime:
         *,
         checkpoints: FileCheckpoints | None = None,
         tasks: dict[str, Any] | None = None,
+        record: Callable[..., Awaitable[None]] | None = None,
     ) -> ToolEnv:
         """What the tool pipeline gets from this run (``permissions``: the rules and mode in force)."""
         return ToolEnv(
@@ -149,6 +150,7 @@ class Runtime:
             hook_base=hook_base,
             checkpoints=checkpoints,
             tasks=tasks,
+            record=record,
         )
 
     def extra_tokens(self) -> int:

@@ -110,15 +110,21 @@ def project_key_for(cwd: str | os.PathLike[str]) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", str(Path(cwd).resolve())).strip("-")[:200] or "root"
 
 
-def entry_for(message: Message, session_id: str) -> dict[str, Any]:
-    """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message."""
-    return {
-        "type": message.type,
+def entry_for(message: Message | str, session_id: str) -> dict[str, Any]:
+    """The store entry for one message: ``type``, ``uuid``, ``timestamp``, ``session_id`` and the message.
+
+    Given a type name instead of a message, a bare entry of that type (no ``message``): a note readers of
+    messages skip, such as the loop's ``permission_request`` and ``tool_outcome``.
+    """
+    entry = {
+        "type": message if isinstance(message, str) else message.type,
         "uuid": getattr(message, "uuid", None) or os.urandom(16).hex(),
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "session_id": session_id,
-        "message": message.model_dump(mode="json", exclude_none=True),
     }
+    if not isinstance(message, str):
+        entry["message"] = message.model_dump(mode="json", exclude_none=True)
+    return entry
 
 
 def _default_root() -> Path:
@@ -391,18 +397,14 @@ class MemorySessionStore:
 
     async def list_sessions(self, project_key: str) -> list[SessionListEntry]:
         """The project's main transcripts and their last write (epoch ms)."""
-        return [
-            {"session_id": s, "mtime": self._mtimes[(p, s, sub)]}
-            for p, s, sub in self._entries
-            if p == project_key and not sub
-        ]
+        keys = [(p, s, sub) for p, s, sub in self._entries if p == project_key and not sub]
+        return [{"session_id": k[1], "mtime": self._mtimes[k]} for k in keys]
 
     async def delete(self, key: SessionKey) -> None:
         """Delete a transcript; without ``subpath`` its sub-transcripts go too."""
         project, session, subpath = self._key(key)
-        for k in [
-            k for k in self._entries if k[:2] == (project, session) and (not subpath or k[2] == subpath)
-        ]:
+        doomed = [k for k in self._entries if k[:2] == (project, session) and subpath in ("", k[2])]
+        for k in doomed:
             del self._entries[k], self._mtimes[k], self._seen[k]
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
@@ -420,9 +422,8 @@ class MemorySessionStore:
 
     def clear(self) -> None:
         """Forget everything."""
-        self._entries.clear()
-        self._seen.clear()
-        self._mtimes.clear()
+        for table in (self._entries, self._seen, self._mtimes):
+            table.clear()
 
 
 @dataclass

@@ -419,9 +419,10 @@ async def submit(
     return FollowUp(message)
 
 
-def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float) -> None:
+def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float) -> float | None:
     """Count a model turn: its time, its tokens, and what they cost (the model profile's prices when it
-    has them, else `openagent._prices.cost_of`: registered prices, local endpoints, genai-prices).
+    has them, else `openagent._prices.cost_of`: registered prices, local endpoints, genai-prices); the
+    turn's cost, when the model has a price.
     """  # noqa: D205
     state.add_seconds(seconds)
     usage, cost = response.usage, None
@@ -430,6 +431,7 @@ def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, se
         if cost is None:
             cost = cost_of(runtime.provider, runtime.model, usage)
     state.account(runtime.model, usage, cost)
+    return cost
 
 
 def tool_results(

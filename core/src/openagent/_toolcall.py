@@ -4,11 +4,17 @@
 mode, where it runs; never the conversation) and one call in, a `ToolCallResult` out — serialisable both
 ways, so a workflow engine can run it as an activity. The loop runs a turn's calls (concurrently, in order,
 interruptibly) through it.
+
+Two bare session entries record what the messages do not say (through `ToolEnv.record`, when the run
+keeps a session): ``permission_request`` when ``can_use_tool`` is about to be asked (the run waits for an
+approval), and ``tool_outcome`` with the permission decision and the call's duration once it is decided and
+run.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +62,9 @@ class ToolEnv:
     """Where an edit tool's file is saved before it changes (``enable_file_checkpointing``)."""
     tasks: dict[str, Any] | None = None
     """The run's subagents running now, by task id (for ``Client.stop_task``)."""
+    record: Callable[..., Awaitable[None]] | None = field(default=None, compare=False)
+    """Appends a bare entry (type, fields) to the run's session, for what messages do not say (``None``:
+    nothing is recorded, as when the run keeps no session)."""
 
     @property
     def can_use_tool(self) -> CanUseTool | None:
@@ -92,21 +101,28 @@ def _policy(env: ToolEnv) -> PathPolicy:
 
 
 async def _decide(
-    env: ToolEnv, call_id: str, name: str, arguments: dict[str, Any], found: Tool, pre: HookOutcome
-) -> PermissionResult:
-    """The permission decision for one call (the Notification hook fires before ``can_use_tool`` asks)."""
+    env: ToolEnv, call: ToolUseBlock, arguments: dict[str, Any], found: Tool, pre: HookOutcome
+) -> tuple[PermissionResult, bool]:
+    """The permission decision for one call, and whether ``can_use_tool`` was asked for it (the
+    Notification hook fires, and a ``permission_request`` entry is recorded, just before it is asked).
+    """  # noqa: D205
+    asked: list[str] = []
 
     async def notify(message: str) -> None:
+        asked.append(message)
+        if env.record is not None:
+            await env.record("permission_request", tool_use_id=call.id, tool_name=call.name, reason=message)
         data = {**env.hook_base, "message": message, "notification_type": "permission_prompt"}
         await run_hooks(
             env.hooks, "Notification", {**data, "title": "Permission needed"}, target="permission_prompt"
         )
 
     rules = env.permissions
-    return await check_permission(
-        name,
+    decision = await check_permission(
+        call.name,
         arguments,
         requires_permission=found.requires_permission,
+        sandboxed=found.sandboxed is not None and found.sandboxed(arguments, env.options),
         paths=path_arguments(found.paths, found.is_read_only, arguments),
         mode=rules.permission_mode,  # type: ignore[arg-type]
         allowed=rules.allowed,
@@ -115,14 +131,30 @@ async def _decide(
         hook_decision=pre.permission_decision,
         hook_reason=pre.permission_decision_reason,
         can_use_tool=env.can_use_tool,
-        context=ToolPermissionContext(tool_use_id=call_id),
+        context=ToolPermissionContext(tool_use_id=call.id),
         cwd=env.cwd,
         on_ask=notify,
     )
+    return decision, bool(asked)
 
 
 def _error(call_id: str, message: str, ends_turn: bool = False) -> ToolCallResult:
     return ToolCallResult(ToolResultBlock(tool_use_id=call_id, content=message, is_error=True), ends_turn)
+
+
+async def _outcome(
+    env: ToolEnv, call: ToolUseBlock, decision: PermissionResult, asked: bool, started: float | None = None
+) -> None:
+    """Record the call's ``tool_outcome``: its permission decision and, when it ran, how long it took."""
+    if env.record is None:
+        return
+    permission: dict[str, Any] = {"behavior": decision.behavior, "asked": asked}
+    if isinstance(decision, PermissionResultDeny):
+        permission["message"] = decision.message
+    duration = None if started is None else int((time.monotonic() - started) * 1000)
+    await env.record(
+        "tool_outcome", tool_use_id=call.id, tool_name=call.name, permission=permission, duration_ms=duration
+    )
 
 
 def _post_input(hook_input: dict[str, Any], arguments: Any, result: ToolResultBlock) -> dict[str, Any]:
@@ -167,9 +199,12 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
     pre = await run_hooks(env.hooks, "PreToolUse", hook_input, tool_use_id=call.id, target=call.name)
     arguments = pre.updated_input if pre.updated_input is not None else call.input
     if pre.block_reason or not pre.continue_:
-        return _error(call.id, pre.block_reason or pre.stop_reason or "blocked by a hook", not pre.continue_)
-    decision = await _decide(env, call.id, call.name, arguments, found, pre)
+        blocked = pre.block_reason or pre.stop_reason or "blocked by a hook"
+        await _outcome(env, call, PermissionResultDeny(message=blocked), False)
+        return _error(call.id, blocked, not pre.continue_)
+    decision, asked = await _decide(env, call, arguments, found, pre)
     if isinstance(decision, PermissionResultDeny):
+        await _outcome(env, call, decision, asked)
         refused = _error(call.id, decision.message, decision.interrupt)
         denial = {"tool_name": call.name, "tool_use_id": call.id, "tool_input": arguments}
         return ToolCallResult(refused.result, refused.ends_turn, denial=denial)
@@ -194,7 +229,9 @@ async def tool_call(env: ToolEnv, call: ToolUseBlock | ToolUseError) -> ToolCall
         policy=_policy(env),
         notify=_notifier(env, hook_input),
     )
+    started = time.monotonic()
     result = await found.call(call.id, arguments, context)
+    await _outcome(env, call, decision, asked, started)
     result, ends_turn = await _after(env, call, hook_input, arguments, result, pre)
     return ToolCallResult(result, ends_turn, messages=emitted)
 

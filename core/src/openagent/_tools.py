@@ -114,6 +114,9 @@ class Tool:
     """Denied unless a rule, a mode or ``can_use_tool`` allows it (built-in Write, Edit, Bash …)."""
     arguments_model: type[BaseModel] | None = None
     """Validates arguments before the call; ``None`` passes the JSON object through unchecked."""
+    sandboxed: Callable[[Mapping[str, Any], Any], bool] | None = field(default=None, repr=False)
+    """``(arguments, options) -> bool``: the call will run inside a working OS sandbox whose settings let it
+    run without asking (the Bash tool under ``sandbox.autoAllowBashIfSandboxed``)."""
     style: str = "kwargs"
     """``kwargs``: the handler takes the arguments as keyword arguments; ``args``: one dict (Claude form)."""
     context_param: str | None = field(default=None, repr=False)

@@ -20,7 +20,10 @@ tool types both kinds of code share). Every other module of the package is priva
   `PathPolicy` (the run's path and web rules, asked again where a tool opens a path) and `glob_regex`;
   `McpServers` (what an MCP toolset implements so `Client` can report and control its servers) with its
   status shapes `McpServerStatus` and `McpStatusResponse`; `spawn` (a background task that outlives no
-  event loop: closing a connection from a task that cannot wait).
+  event loop: closing a connection from a task that cannot wait). For a tool that confines what it runs
+  (the Bash sandbox): `SandboxSettings` and `SandboxNetworkConfig` (the option's shape), `rule_matches`
+  (whether a permission rule covers a call), `PROTECTED_DIRS` and `PROTECTED_FILES` (places writes need a
+  rule for).
 - Steps, for engines that run an agent step by step (durable workflows): `Runtime` (`prepare_runtime`,
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
   `submit`, `prepare_request`, `model_turn`, `count_turn`, `decide`, `tool_call`, `tool_results`,
@@ -69,7 +72,9 @@ from ._models import (
     ToolSpec,
     split_model,
 )
-from ._permissions import PathPolicy, PermissionMode, glob_regex
+from ._options import SandboxNetworkConfig, SandboxSettings
+from ._permissions import PathPolicy, PermissionMode, glob_regex, rule_matches
+from ._policy import PROTECTED_DIRS, PROTECTED_FILES
 from ._sessions import (
     SessionKey,
     SessionListEntry,
@@ -140,6 +145,8 @@ __all__ = [
     "ModelRequest",
     "OpenAgentError",
     "Outcome",
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
     "PathPolicy",
     "Pause",
     "PermissionMode",
@@ -168,6 +175,8 @@ __all__ = [
     "RunTools",
     "Runtime",
     "SSEDecoder",
+    "SandboxNetworkConfig",
+    "SandboxSettings",
     "SdkMcpServer",
     "ServerError",
     "ServerSentEvent",
@@ -215,6 +224,7 @@ __all__ = [
     "require_asyncio",
     "resolve",
     "result_message",
+    "rule_matches",
     "spawn",
     "split_model",
     "submit",

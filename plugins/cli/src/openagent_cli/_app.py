@@ -15,7 +15,16 @@ from openagent.plugin import ConfigError, OpenAgentError, mask_url
 
 from ._settings import PERMISSION_MODES, Settings, load_settings, user_file
 
-__all__ = ["PluginGroup", "cli", "fail", "main", "model_options", "options_from", "settings_from"]
+__all__ = [
+    "PluginGroup",
+    "PluginSubgroup",
+    "cli",
+    "fail",
+    "main",
+    "model_options",
+    "options_from",
+    "settings_from",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,6 +83,28 @@ class PluginGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class PluginSubgroup(click.Group):
+    """A built-in group plugins may add subcommands to (``openagent sessions serve``).
+
+    Before it answers for a name it lacks, or lists its commands, the root group loads the plugins' commands.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_plugins(ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            _load_plugins(ctx)
+        return super().get_command(ctx, cmd_name)
+
+
+def _load_plugins(ctx: click.Context) -> None:
+    root = ctx.find_root().command
+    if isinstance(root, PluginGroup):
+        root.load_plugin_commands()
+
+
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="openagent-cli", prog_name="openagent")
 @click.option("-v", "--verbose", is_flag=True, help="Log retries and plugin details on stderr.")
@@ -114,6 +145,9 @@ def model_options(func: F) -> F:
         ),
         click.option("--max-turns", type=click.IntRange(min=1), help="Stop after this many model turns."),
         click.option(
+            "--sandbox/--no-sandbox", default=None, help="Run Bash commands in a bubblewrap sandbox (Linux)."
+        ),
+        click.option(
             "--resume", "resume", metavar="ID", help="Continue the session with this id (or prefix)."
         ),
         click.option(
@@ -135,7 +169,8 @@ def settings_from(params: dict[str, Any]) -> Settings:
     whether to trust the folder when its settings need it, and says on stderr what an untrusted one loses.
     """  # noqa: D205
     flags = {
-        key: params.get(key) for key in ("model", "base_url", "system_prompt", "permission_mode", "max_turns")
+        key: params.get(key)
+        for key in ("model", "base_url", "system_prompt", "permission_mode", "max_turns", "sandbox")
     }
     flags["tools"] = params.get("tools")
     flags["allowed_tools"] = list(params.get("allowed_tools") or ()) or None
@@ -169,7 +204,7 @@ def options_from(settings: Settings, **more: Any) -> Any:
 
     fields = {
         key: settings.get(key)
-        for key in ("model", "base_url", "api_key", "system_prompt", "max_turns", "session_store")
+        for key in ("model", "base_url", "api_key", "system_prompt", "max_turns", "session_store", "sandbox")
         if settings.get(key) is not None
     }
     for key in ("tools", "allowed_tools", "disallowed_tools"):
@@ -189,6 +224,13 @@ def host_execution_warning(settings: Settings) -> str | None:
         r.startswith("Bash") for r in settings.get("allowed_tools") or ()
     )
     how = "without asking, for the commands your rules allow" if unasked else "after approval"
+    sandbox = settings.get("sandbox")
+    if sandbox is True or isinstance(sandbox, dict) and sandbox.get("enabled"):
+        return (
+            "warning: Bash is enabled: commands the model writes run on this machine in a bubblewrap "
+            f"sandbox (writable: {Path.cwd()}; no network), without asking unless its settings say "
+            "otherwise; where the sandbox cannot run, Bash says so and asks."
+        )
     return (
         f"warning: Bash is enabled: commands the model writes run directly on this machine, as you, in "
         f"{Path.cwd()}, with no sandbox ({how})."

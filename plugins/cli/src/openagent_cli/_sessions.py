@@ -28,7 +28,7 @@ from openagent import (
 )
 from openagent.plugin import OpenAgentError, SessionError
 
-from ._app import EXIT_USAGE, cli, fail
+from ._app import EXIT_USAGE, PluginSubgroup, cli, fail
 from ._events import call_line, result_line, short
 from ._settings import Settings, load_settings
 
@@ -101,7 +101,7 @@ async def find_session(settings: Settings, session_id: str) -> str:
     raise SessionError(f"no session {session_id!r} in this directory (openagent sessions list shows them)")
 
 
-@cli.group()
+@cli.group(cls=PluginSubgroup)
 def sessions() -> None:
     """List, show, fork and delete the saved sessions of this directory."""
 

@@ -50,6 +50,16 @@ def _count(value: Any, where: str) -> int:
     return number
 
 
+def _sandbox(value: Any, where: str) -> bool | dict[str, Any]:
+    """``true``/``false`` (a flag, a variable) or a table of the Claude SDK's sandbox settings."""
+    if isinstance(value, bool | dict):
+        return value
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return word in ("1", "true", "yes", "on")
+    raise ConfigError(f"{where}: sandbox must be true, false or a table of sandbox settings; got {value!r}")
+
+
 def _mode(value: Any, where: str) -> str:
     if value not in PERMISSION_MODES:
         raise ConfigError(
@@ -69,6 +79,7 @@ KEYS: dict[str, Callable[[Any, str], Any]] = {
     "permission_mode": _mode,
     "max_turns": _count,
     "session_store": _text,
+    "sandbox": _sandbox,
 }
 """Every setting and the function that checks (and converts) its value."""
 

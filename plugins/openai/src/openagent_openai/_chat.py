@@ -276,6 +276,7 @@ class ChatStream:
         self.seen_data = False
         self._new_id = new_id or (lambda: new_call_id())  # looked up per call: tests fix the ids
         self._text = ""
+        self._held: str | None = None  # a second piece that extends the first: cumulative or not, undecided
         self._cumulative: bool | None = None
         self._finish: str | None = None
         self._slots: list[_Slot] = []
@@ -335,6 +336,8 @@ class ChatStream:
         # Reasoning: `reasoning_content` (llama.cpp, vLLM, DeepSeek, LM Studio) or `reasoning` (Ollama,
         # OpenRouter); servers that send both send the same text, so the first one present wins.
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if self._held is not None and (reasoning or delta.get("tool_calls") or delta.get("function_call")):
+            self._release(events)
         if reasoning and isinstance(reasoning, str):
             events.append(ThinkingDelta(reasoning))
         content = delta.get("content")
@@ -353,11 +356,26 @@ class ChatStream:
             )
 
     def _content(self, content: str, events: list[ModelEvent]) -> None:
-        # Cumulative text: some servers repeat all the text so far in every chunk. Decided at the second
-        # chunk: it extends the first one exactly.
-        if self._cumulative is None and self._text:
-            self._cumulative = len(content) > len(self._text) and content.startswith(self._text)
-            self._plain = self._text_calls is None and not self._cumulative
+        # Cumulative text: some servers repeat all the text so far in every chunk. Both readings emit the
+        # first piece; a second piece that extends the first is held until the third decides, because delta
+        # streams do that too ("1" then "10"): cumulative only when the third extends the second as well. A
+        # stream of two such pieces, or one interrupted by anything but text, is read as deltas (the default).
+        if self._cumulative is None:
+            if not self._text:
+                self._text = content
+                return self._emit(content, events)
+            if self._held is None:
+                if len(content) > len(self._text) and content.startswith(self._text):
+                    self._held = content
+                    return None
+                self._decide(False)
+                return self._emit(content, events)
+            if not (len(content) > len(self._held) and content.startswith(self._held)):
+                self._release(events)
+                return self._emit(content, events)
+            self._decide(True)
+            self._emit(self._held[len(self._text) :], events)
+            self._text, self._held = self._held, None
         if self._cumulative:
             if not content.startswith(self._text):
                 raise StreamError(
@@ -365,9 +383,21 @@ class ChatStream:
                 )
             content, self._text = content[len(self._text) :], content
             if not content:
-                return
-        elif self._cumulative is None:
-            self._text = content  # the first piece, kept only to decide at the second one
+                return None
+        return self._emit(content, events)
+
+    def _decide(self, cumulative: bool) -> None:
+        self._cumulative = cumulative
+        self._plain = self._text_calls is None and not cumulative
+
+    def _release(self, events: list[ModelEvent]) -> None:
+        """Something other than a third extending piece came: the held piece was a delta."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._decide(False)
+            self._emit(held, events)
+
+    def _emit(self, content: str, events: list[ModelEvent]) -> None:
         if self._text_calls is None:
             events.append(TextDelta(content))
         else:
@@ -446,6 +476,7 @@ class ChatStream:
                 f"the stream ended {what} (no finish_reason, no [DONE])", provider=self.provider
             )
         events: list[ModelEvent] = []
+        self._release(events)
         if self._text_calls is not None:
             self._text_calls.flush(events, self._emit_text_call)
         for slot in self._slots:

@@ -43,6 +43,7 @@ __all__ = [
     "grep",
     "read",
     "register_tools",
+    "register_toolsets",
     "todo_write",
     "web_fetch",
     "web_search",
@@ -102,3 +103,9 @@ def register_tools(register: Callable[..., None]) -> None:
     """Register the built-in tools under their Claude Code names, and the memory tools (made on first use)."""
     for name in REGISTERED:
         register(lazy(f"openagent_tools._registered:{name}"), name=name)
+
+
+@hookimpl
+def register_toolsets(register: Callable[[str, Any], None]) -> None:
+    """Report the Bash sandbox's state in the init message when the options enable it."""
+    register("sandbox", lazy("openagent_tools._sandbox:sandbox_toolset"))

@@ -2,7 +2,9 @@
 
 The command runs in a new session (``start_new_session``), so the whole group, background jobs included,
 can be killed: when the command times out, when the run is cancelled or interrupted, and when the shell
-exits while jobs it started in the background still hold its output open. POSIX only.
+exits while jobs it started in the background still hold its output open. POSIX only. With
+``AgentOptions.sandbox`` enabled it runs inside bubblewrap (`openagent_tools._sandbox`), whose PID namespace
+also takes down what ``setsid`` detached.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import anyio
 from anyio.abc import ByteReceiveStream
 from pydantic import Field
 
-from openagent import ToolContext, ToolError, tool
+from openagent import ConfigError, ToolContext, ToolError, tool
+
+from . import _sandbox
 
 __all__ = ["bash"]
 
@@ -71,7 +75,9 @@ BASH_DESCRIPTION = f"""Run a shell command (bash) in the working directory and r
   error result that shows the code.
 - Each call is a fresh shell: `cd` and variables do not carry over. Processes left running in the background
   are killed when the command ends.
-- Prefer Read, Glob and Grep over cat, find and grep; prefer Edit and Write over sed and echo redirection."""
+- Prefer Read, Glob and Grep over cat, find and grep; prefer Edit and Write over sed and echo redirection.
+- When the sandbox is on, commands cannot write outside the working directory (nor to .git) or use the
+  network. Set dangerouslyDisableSandbox only when a command truly needs that: it then needs approval."""
 
 
 @tool("Bash", BASH_DESCRIPTION, requires_permission=True)
@@ -80,6 +86,7 @@ async def bash(
     context: ToolContext,
     timeout: Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS)] | None = None,  # noqa: ASYNC109 - Claude's name
     description: str | None = None,
+    dangerouslyDisableSandbox: bool = False,
 ) -> Any:
     """Run a shell command.
 
@@ -88,16 +95,18 @@ async def bash(
         context: Injected by the loop.
         timeout: Milliseconds before the command is killed (default 120000).
         description: A few words saying what the command does (shown to the user).
+        dangerouslyDisableSandbox: Run outside the sandbox (needs approval); only when the sandbox is on.
     """
     if not command.strip():
         raise ToolError("command is empty")
+    argv, env, how = _launch(command, context, dangerouslyDisableSandbox)
+    absent = _sandbox.absent_protected(context.cwd, context.options) if how.sandboxed else []
     seconds = (timeout or DEFAULT_TIMEOUT_MS) / 1000
-    env = {**os.environ, **dict(getattr(context.options, "env", None) or {})}
     out, err = _Capture(MAX_OUTPUT_CHARS), _Capture(MAX_OUTPUT_CHARS)
     try:
         with anyio.CancelScope(shield=True):  # a cancel while spawning would leak the started process
             process = await anyio.open_process(
-                [_shell(), "-c", command],
+                argv,
                 cwd=context.cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -116,16 +125,35 @@ async def bash(
         _kill_group(process.pid)
         with anyio.CancelScope(shield=True):
             await process.aclose()
-    return _report(out, err, process.returncode, seconds if scope.cancelled_caught else None)
+    notes = [n for n in (how.note, _sandbox.created_note(absent)) if n]
+    return _report(out, err, process.returncode, seconds if scope.cancelled_caught else None, notes)
 
 
-def _report(out: _Capture, err: _Capture, code: int | None, timed_out: float | None) -> dict[str, Any]:
-    parts = [p for p in (out.text(), err.text()) if p]
+def _launch(command: str, context: ToolContext, disable: bool) -> tuple[list[str], dict[str, str], Any]:
+    """The command line (wrapped in bwrap when sandboxed), its environment, and the sandbox's plan."""
+    try:
+        how = _sandbox.plan(command, context.options, disable)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
+    argv = [_shell(), "-c", command]
+    if how.sandboxed:
+        argv = _sandbox.command_line(argv, context.cwd, context.options)
+    inherited = _sandbox.without_secrets(os.environ) if how.sandboxed else os.environ
+    return argv, {**inherited, **dict(getattr(context.options, "env", None) or {})}, how
+
+
+bash.sandboxed = _sandbox.auto_allowed
+
+
+def _report(
+    out: _Capture, err: _Capture, code: int | None, timed_out: float | None, notes: list[str] | None = None
+) -> dict[str, Any]:
+    parts = [p for p in (out.text(), err.text(), *(f"[sandbox: {n}]" for n in notes or ())) if p]
     body = "\n".join(parts)
     if timed_out is not None:
-        note = f"Command timed out after {timed_out:g} s and was killed"
-        return {"content": f"{body}\n{note}" if body else note, "is_error": True}
+        said = f"Command timed out after {timed_out:g} s and was killed"
+        return {"content": f"{body}\n{said}" if body else said, "is_error": True}
     if code:
-        note = f"Exit code {code}"
-        return {"content": f"{body}\n{note}" if body else note, "is_error": True}
+        said = f"Exit code {code}"
+        return {"content": f"{body}\n{said}" if body else said, "is_error": True}
     return {"content": body or "(no output)"}

@@ -16,6 +16,7 @@ from ..._mcp import (
     McpToolAnnotations,
     McpToolInfo,
 )
+from ..._options import SandboxNetworkConfig, SandboxSettings
 
 if TYPE_CHECKING:
     from ..._permissions import PermissionMode
@@ -110,33 +111,8 @@ class SdkPluginConfig(TypedDict):
     path: str
 
 
-class SandboxNetworkConfig(TypedDict, total=False):
-    """Network isolation of sandboxed Bash commands."""
-
-    allowedDomains: list[str]
-    deniedDomains: list[str]
-    allowManagedDomainsOnly: bool
-    allowUnixSockets: list[str]
-    allowAllUnixSockets: bool
-    allowLocalBinding: bool
-    allowMachLookup: list[str]
-    httpProxyPort: int
-    socksProxyPort: int
-
-
 SandboxIgnoreViolations: TypeAlias = dict[str, list[str]]
-
-
-class SandboxSettings(TypedDict, total=False):
-    """How Bash commands are sandboxed."""
-
-    enabled: bool
-    autoAllowBashIfSandboxed: bool
-    excludedCommands: list[str]
-    allowUnsandboxedCommands: bool
-    network: SandboxNetworkConfig
-    ignoreViolations: SandboxIgnoreViolations
-    enableWeakerNestedSandbox: bool
+"""Sandbox violations left unreported (accepted; openagent reports none)."""
 
 
 # --- MCP servers --------------------------------------------------------------------------------------------

@@ -27,9 +27,9 @@ logger = logging.getLogger("openagent.compat")
 
 CLI_ONLY = ("cli_path", "extra_args", "max_buffer_size", "plugins", "resume_drops_turn", "client_app")
 """Fields that configure the Claude Code CLI process itself: accepted, ignored, warned about."""
-NOT_YET = ("sandbox", "permission_prompt_tool_name")
-"""Fields openagent will honour but does not yet (the Bash sandbox; permission prompts through an MCP
-tool): accepted, ignored, warned about."""
+NOT_YET = ("permission_prompt_tool_name",)
+"""Fields openagent will honour but does not yet (permission prompts through an MCP tool): accepted,
+ignored, warned about."""
 ALL_SOURCES = ("user", "project", "local")
 
 
@@ -295,6 +295,7 @@ def to_agent_options(options: Any = None) -> AgentOptions:
         user=options.user,
         task_budget=(options.task_budget or {}).get("total"),
         enable_file_checkpointing=options.enable_file_checkpointing,
+        sandbox=options.sandbox if options.sandbox is not None else settings.get("sandbox"),
         **_permissions(options, settings),
         **_sessions(options),
     )

@@ -225,8 +225,7 @@ def _call(command: str, **more: Any) -> Any:
 def _with_tools(options: AgentOptions) -> AgentOptions:
     from openagent_tools import bash
 
-    options.tools = [bash]
-    return options
+    return options.replace(tools=[bash])
 
 
 @pytest.fixture

@@ -97,7 +97,8 @@ async def test_hostile_arguments_become_an_error_result_and_the_run_goes_on(
             {"project_key": _project(tmp_path), "session_id": messages[-1].session_id}
         )
     assert reloaded is not None  # every message was persisted (the prompt too), the bad call kept as data
-    assert [e["type"] for e in reloaded] == ["system", "user", "assistant", "user", "assistant", "result"]
+    messages_kept = [e["type"] for e in reloaded if "message" in e or e["type"] in ("system", "result")]
+    assert messages_kept == ["system", "user", "assistant", "user", "assistant", "result"]
 
 
 async def test_a_huge_tool_name_is_an_error_result_of_bounded_size(tmp_path: Path) -> None:

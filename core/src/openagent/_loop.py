@@ -8,6 +8,7 @@ place, where the `ResultMessage` is built. Read `Conversation.run` top to bottom
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -100,6 +101,8 @@ class Conversation:
         self._reader: EventReader | None = None  # the partial-messages read in flight
         self._window: int | None = None  # what the server reported, once asked
         self._asked = False
+        self._event_ids = (f"{os.urandom(8).hex()}{n:016x}" for n in itertools.count())
+        """Ids for partial `StreamEvent`s: random per conversation, then counted (one is made per delta)."""
 
     # -- views --
 
@@ -344,10 +347,11 @@ class Conversation:
             return []
         session, parent = self.state.session_id, self.runtime.parent_tool_use_id
         make = StreamEvent.__pydantic_validator__.validate_python  # the model's, once built (deferred)
+        ids = self._event_ids
         if parent is None:
-            return [make({"uuid": os.urandom(16).hex(), "session_id": session, "event": e}) for e in events]
+            return [make({"uuid": next(ids), "session_id": session, "event": e}) for e in events]
         base = {"session_id": session, "parent_tool_use_id": parent}
-        return [make({"uuid": os.urandom(16).hex(), "event": e, **base}) for e in events]
+        return [make({"uuid": next(ids), "event": e, **base}) for e in events]
 
     async def _begin(self) -> tuple[list[SystemMessage], AsyncIterator[ModelEvent], ModelEvent | None]:
         """Compact if the history nears the window, then open the stream; if the endpoint still says the

@@ -101,6 +101,7 @@ DISGUISED = {
     "backquotes-in-trim-pattern": "x=a; echo ${{x#`touch {S}`}}",
     "substitution-after-pid": "ls ${{x=$$(ls `touch {S}`)}}",
     "escaped-blank-before-hash": 'ls \\ # "x" ; touch {S}',
+    "words-on-a-redirection-target": ">l>s touch {S} 1>&-",
     "eval-quoted": 'eval "tou""ch {S}"',
     "eval-computed": 'eval "$(echo touch {S})"',
     "substituted-name": "$(echo touch) {S}",

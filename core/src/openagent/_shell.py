@@ -405,6 +405,9 @@ def _walk(src: bytes, tree: Node, found: _Found, depth: int) -> None:
             found.fail("tree-sitter and bash could pair its backquotes differently")
         if kind == "command":
             found.add(_words(node, src), depth)
+        elif kind == "redirected_statement" and node.child_by_field_name("body") is None:
+            # ``>a>b cmd 1>&-``: tree-sitter hangs the command's words on a redirection's target
+            found.fail("tree-sitter reads its command words as a redirection's target")
         elif kind in ("declaration_command", "unset_command"):
             words = [_w.word_value(c, src) for c in node.children]
             found.add(tuple(w[0] if w and w[1] else None for w in words), depth)

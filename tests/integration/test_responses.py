@@ -55,6 +55,9 @@ async def test_a_conversation_over_the_responses_wire(smollm2: ModelFile) -> Non
         assert result.usage.input_tokens + result.usage.cache_read_input_tokens > 5
         assert answer.content and answer.stop_reason in ("end_turn", "max_tokens")
     first_answer = turns[0][-1].result
+    # A request the server dropped unanswered (a kept-alive connection it was closing) goes once more: the
+    # same body twice in a row is one request.
+    sent = [s for i, s in enumerate(sent) if i == 0 or s != sent[i - 1]]
     assert [s["input"][0]["content"] for s in sent] == ["What is the capital of France?"] * 2
     assert sent[1]["input"][1:] == [
         {"type": "message", "role": "assistant", "content": first_answer},

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 from openagent import AgentOptions, SystemMessage, query, tool
@@ -177,3 +178,33 @@ async def test_without_a_window_from_anywhere_nothing_is_compacted() -> None:
     assert messages[-1].subtype == "success"
     assert not [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
     assert summariser.requests == []
+
+
+async def test_a_connection_the_server_drops_unanswered_is_asked_once_more() -> None:
+    """A kept-alive connection the server closes as the question goes out (llama.cpp does after a streamed
+    answer) is not "the server cannot say": the probe goes once more on a new connection, as requests do.
+    """
+    body = json.dumps({"default_generation_settings": {"n_ctx": 4096}}).encode()
+    answers = [b"", b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"]
+    answers[1] += b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+
+    async def handle(stream: Any) -> None:
+        async with stream:
+            await stream.receive()  # the request
+            if reply := (answers.pop(0) if answers else b""):
+                await stream.send(reply)
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, handle)
+        url = f"http://127.0.0.1:{port}/v1"
+        provider = ChatCompletionsProvider("m", profile=PROFILES["llamacpp"], base_url=url)
+        try:
+            with anyio.fail_after(DEADLINE):
+                found = await provider.model_profile()
+        finally:
+            await provider.aclose()
+            group.cancel_scope.cancel()
+    assert found is not None and found.context_window == 4096
+    assert answers == []  # asked twice: the dropped question, then the answered one

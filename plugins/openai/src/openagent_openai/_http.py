@@ -155,13 +155,7 @@ class Endpoint:
         phases = (_TIMEOUT[1], read, read, read) if timeout is None else timeout
         request = http.build_request("POST", self.url(path), headers=headers, content=body, timeout=phases)
         try:
-            try:
-                response = await http.send(request, stream=True)
-            except self._dropped:
-                # The connection closed before a byte of answer came: a kept-alive connection the server was
-                # closing as the request went out (llama.cpp's server closes one after a streamed answer).
-                # Nothing was received, so the request goes once more on a new connection, as browsers do.
-                response = await http.send(request, stream=True)
+            response = await self._send(http, request, stream=True)
         except self.timeout_errors as exc:
             raise ProviderTimeoutError(
                 f"no answer from {self.base_url} in time", provider=self.provider
@@ -177,6 +171,27 @@ class Endpoint:
                 await response.aclose()
             raise self.status_error(response)
         return response
+
+    async def _send(self, http: Any, request: Any, *, stream: bool) -> Any:
+        try:
+            return await http.send(request, stream=stream)
+        except self._dropped:
+            # The connection closed before a byte of answer came: a kept-alive connection the server was
+            # closing as the request went out (llama.cpp's server closes one after a streamed answer).
+            # Nothing was received, so the request goes once more on a new connection, as browsers do.
+            return await http.send(request, stream=stream)
+
+    async def probe(self, method: str, url: str, body: Any = None) -> Any:
+        """A small request beside the model's (what a server says about a model): its JSON body, or ``None``
+        when the server cannot say (an error status, a transport failure, a body that is not JSON).
+        """  # noqa: D205
+        http = await self.client()
+        request = http.build_request(method, url, headers=self.headers, json=body, timeout=10.0)
+        try:
+            response = await self._send(http, request, stream=False)
+            return response.json() if response.status_code == 200 else None
+        except (*self.transport_errors, ValueError, RecursionError):
+            return None
 
     def status_error(self, response: Any) -> ProviderError:
         """The typed error for an HTTP error status, with the server's own words when its body has them."""

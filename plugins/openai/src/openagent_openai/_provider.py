@@ -112,15 +112,10 @@ class _SSEProvider:
         if self._asked:
             return self._reported
         self._asked = True
-        endpoint = self._endpoint
-        http, root = await endpoint.client(), self.base_url.removesuffix("/v1")
+        root = self.base_url.removesuffix("/v1")
         for kind in self.profile.model_info:
             method, url, body = _server_info.probe_request(kind, root, self.model)
-            try:
-                response = await http.request(method, url, headers=endpoint.headers, json=body, timeout=10.0)
-                data = response.json() if response.status_code == 200 else None
-            except (*endpoint.transport_errors, ValueError, RecursionError):
-                data = None
+            data = await self._endpoint.probe(method, url, body)
             if window := _server_info.parse(kind, data, self.model):
                 self._reported = ModelProfile(context_window=window)
                 break

@@ -42,8 +42,12 @@ SDKS = {"openagent": "openagent.compat.claude", "claude-agent-sdk": "claude_agen
 
 
 def _turns(notes: Path) -> list[dict[str, Any]]:
+    """The model's turns, in order; registered again for every run (which drops what a run left), with the
+    answer twice: claude-agent-sdk's CLI sometimes asks once more after answering.
+    """
     read = {"name": "Read", "arguments": {"file_path": str(notes)}, "id": "toolu_read_1"}
-    return [{"tool_calls": [read]}, {"text": ["It says: ship ", "on Friday."]}]
+    answer = {"text": ["It says: ship ", "on Friday."]}
+    return [{"tool_calls": [read]}, answer, answer]
 
 
 def _run_once(server: Any, sdk: str, work: Path, env: dict[str, str]) -> tuple[float, str]:

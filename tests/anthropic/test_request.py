@@ -354,7 +354,7 @@ async def test_key_and_url_resolution(
     provider = MessagesProvider("claude-x", **kwargs)
     assert provider.profile.base_url == url
     assert provider.profile.requires_api_key is (url == "https://api.anthropic.com")
-    assert provider._client.api_key == key
+    assert provider._headers["Authorization"] == f"Bearer {key}"
     await provider.aclose()
 
 

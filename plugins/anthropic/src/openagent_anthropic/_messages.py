@@ -1,8 +1,9 @@
 """The Anthropic messages wire format: request body out, server-sent events in, `ModelEvent`s out.
 
-Requests go out through the official ``anthropic`` package's HTTP client with the headers it would send (auth,
-version; its retries are never involved: the loop's retry policy decides); the URL, the JSON body and the
-response are handled here. The body is read as raw bytes and decoded with core's `SSEDecoder` and
+Requests go out over ``httpx2`` (the official ``anthropic`` client's HTTP library) with the headers that
+client sends (auth, version) and its timeouts and pool limits, without importing it: the ``anthropic``
+package takes about a second to import. Retries are the loop's retry policy's. The URL, the JSON body and
+the response are handled here. The body is read as raw bytes and decoded with core's `SSEDecoder` and
 ``json.loads`` — no SDK object per event, no SDK transformation per request — because this is the hot path.
 
 Options the core `ModelRequest` has no field for travel in ``ModelRequest.extra_body``, the one channel:
@@ -68,6 +69,8 @@ __all__ = ["PROFILE", "MessagesProvider", "build_body", "parse_stream"]
 logger = logging.getLogger("openagent.anthropic")
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header: the Messages API version this module speaks (the official clients')."""
 PROFILE = ProviderProfile(
     name="anthropic",
     base_url=DEFAULT_BASE_URL,
@@ -337,10 +340,9 @@ class MessagesProvider:
 
     The key comes from ``api_key``, else ``OPENAGENT_API_KEY``, else ``ANTHROPIC_API_KEY``; the URL from
     ``base_url``, else ``OPENAGENT_BASE_URL``, else ``ANTHROPIC_BASE_URL``, else the Anthropic API. A server
-    other than the Anthropic API needs no key (a placeholder is sent). Requests go out through the
-    ``anthropic`` client's own HTTP client (its pool, TLS, proxies) with the headers it would send; the URL,
-    the JSON body and the handling of the response are this module's (the SDK's per-request parameter
-    transformation and response objects cost more CPU than the whole stream).
+    other than the Anthropic API needs no key (a placeholder is sent). Requests go out over ``httpx2`` with
+    the headers, timeouts and pool limits of the official client (proxies and TLS settings from the
+    environment); the URL, the JSON body and the handling of the response are this module's.
 
     Args:
         model: The model name, e.g. ``claude-sonnet-4-5``.
@@ -353,9 +355,8 @@ class MessagesProvider:
         self, model: str, *, base_url: str | None = None, api_key: str | None = None, http_client: Any = None
     ) -> None:
         try:
-            import anthropic
             import httpx2
-        except ImportError as exc:  # pragma: no cover - the package depends on both
+        except ImportError as exc:  # pragma: no cover - the package depends on it
             raise ImportError('the anthropic provider needs: pip install "openagent[anthropic]"') from exc
         self._httpx = httpx2
         self.model = model
@@ -374,23 +375,25 @@ class MessagesProvider:
         self.profile: ProviderProfile = replace(PROFILE, base_url=url, requires_api_key=official)
         """This endpoint, and what the models behind it can do."""
         self._key = key
-        if (
-            http_client is None
-        ):  # the SDK's defaults (limits, timeouts, keep-alive), one TLS context a process
-            http_client = anthropic.DefaultAsyncHttpxClient(verify=_ssl_context())
-        self._client = anthropic.AsyncAnthropic(
-            api_key=key, base_url=url, max_retries=0, http_client=http_client
-        )
-        # What the client sends with every request: its default headers (version, user agent, platform) and
-        # its credentials; an `Omit` value marks a header it leaves out.
-        self._headers = {k: v for k, v in self._client.default_headers.items() if isinstance(v, str)}
-        self._url = f"{str(self._client.base_url).rstrip('/')}/v1/messages"
-        self._timeout = self._client.timeout
+        # The official client's defaults (10 minutes to answer, 5 s to connect, its pool limits), without
+        # importing it: the `anthropic` package takes about a second to import, more than a whole answer.
+        self._timeout = httpx2.Timeout(600.0, connect=5.0)
+        if http_client is None:
+            limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+            http_client = httpx2.AsyncClient(verify=_ssl_context(), timeout=self._timeout, limits=limits)
+        self._headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "anthropic-version": API_VERSION,
+            "Authorization": f"Bearer {key}",  # as the official client of this API generation sends it
+            "User-Agent": f"openagent-anthropic/Python {_version()}",
+        }
+        self._url = f"{url}/v1/messages"
         self._http = http_client
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
-        await self._client.close()
+        await self._http.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send ``request`` and yield its events as they arrive.
@@ -484,6 +487,16 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
 
 
 @functools.cache
+@functools.cache
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("openagent-anthropic")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
 def _ssl_context() -> Any:
     """The default TLS context, made once per process: building one loads the CA bundle (tens of ms of
     CPU), which every provider (every conversation) would otherwise pay.

@@ -27,7 +27,7 @@ from ._errors import ToolError
 from ._hooks import HookMatcher, run_hooks
 from ._loop import Conversation
 from ._options import AgentDefinition, AgentOptions
-from ._runtime import Inherited, merged_hooks
+from ._runtime import Inherited, Runtime, merged_hooks
 from ._tools import Tool, ToolContext, tool
 from ._types import (
     AssistantMessage,
@@ -39,7 +39,7 @@ from ._types import (
     system_message,
 )
 
-__all__ = ["MAX_DEPTH", "AgentDefinition", "as_tool", "child", "task_tool"]
+__all__ = ["MAX_DEPTH", "AgentDefinition", "as_tool", "child", "child_runtime", "task_tool"]
 
 logger = logging.getLogger("openagent.agents")
 
@@ -120,6 +120,13 @@ def child(context: ToolContext, definition: AgentDefinition | AgentOptions) -> C
         without=tuple(definition.disallowed_tools),
     )
     return Conversation(options, inherit=inherit)
+
+
+def child_runtime(context: ToolContext, definition: AgentDefinition | AgentOptions) -> Runtime:
+    """The runtime (not yet opened) of the subagent `child` would make: for an engine that runs the child
+    conversation itself, as a workflow of its own.
+    """  # noqa: D205
+    return child(context, definition).runtime
 
 
 async def delegate(

@@ -65,6 +65,7 @@ __all__ = [
     "result_message",
     "submit",
     "tool_results",
+    "turn_cost",
     "turn_limit",
     "user_message",
 ]
@@ -419,19 +420,28 @@ async def submit(
     return FollowUp(message)
 
 
-def count_turn(runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float) -> float | None:
-    """Count a model turn: its time, its tokens, and what they cost (the model profile's prices when it
-    has them, else `openagent._prices.cost_of`: registered prices, local endpoints, genai-prices); the
-    turn's cost, when the model has a price.
+def turn_cost(runtime: Runtime, response: AssistantMessage) -> float | None:
+    """What a model turn cost: the model profile's prices when it has them, else
+    `openagent._prices.cost_of` (registered prices, local endpoints, genai-prices); ``None``: no price.
+    """  # noqa: D205
+    usage = response.usage
+    if usage is None:
+        return None
+    cost = runtime.profile.cost(usage)
+    return cost if cost is not None else cost_of(runtime.provider, runtime.model, usage)
+
+
+def count_turn(
+    runtime: Runtime, state: RunState, response: AssistantMessage, seconds: float, cost: Any = ...
+) -> float | None:
+    """Count a model turn: its time, its tokens, and what they cost (``cost``, when the caller priced it
+    already — a workflow prices it in the activity that ran the turn — else `turn_cost`); the turn's cost.
     """  # noqa: D205
     state.add_seconds(seconds)
-    usage, cost = response.usage, None
-    if usage is not None:
-        cost = runtime.profile.cost(usage)
-        if cost is None:
-            cost = cost_of(runtime.provider, runtime.model, usage)
-    state.account(runtime.model, usage, cost)
-    return cost
+    if cost is ...:
+        cost = turn_cost(runtime, response)
+    state.account(runtime.model, response.usage, cost)
+    return cost  # type: ignore[no-any-return]
 
 
 def tool_results(

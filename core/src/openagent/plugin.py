@@ -26,8 +26,11 @@ tool types both kinds of code share). Every other module of the package is priva
   rule for).
 - Steps, for engines that run an agent step by step (durable workflows): `Runtime` (`prepare_runtime`,
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
-  `submit`, `prepare_request`, `model_turn`, `count_turn`, `decide`, `tool_call`, `tool_results`,
-  `after_tools`, `turn_limit`, `result_message`.
+  `submit`, `prepare_request`, `model_turn`, `turn_cost`, `count_turn`, `decide`, `tool_call`,
+  `tool_results`, `after_tools`, `turn_limit`, `result_message`; and what an engine needs around them:
+  `hook_input` (what every hook input holds), `restore_session` (where a run resumes), `entry_for` (a message as a session entry), `compact` (the
+  history, compacted), `child_runtime` (a subagent's runtime, as the ``Task`` tool would make it), `parse_message` (a message
+  from its JSON data).
 """
 
 from __future__ import annotations
@@ -82,13 +85,14 @@ from ._sessions import (
     check_key,
     check_session_id,
     encode_entries,
+    entry_for,
     project_key_for,
     require_asyncio,
 )
 from ._sse import ServerSentEvent, SSEDecoder, aiter_sse, json_data
 from ._tasks import spawn
 from ._tools import SdkMcpServer, Toolset, create_sdk_mcp_server
-from ._types import RawBlock, Usage
+from ._types import RawBlock, Usage, parse_message
 
 if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps the whole loop
     from ._contract import ProviderContract
@@ -103,6 +107,8 @@ if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps
         RegisterToolset,
         hookimpl,
     )
+    from ._agents import child_runtime
+    from ._compaction import compact
     from ._plugins import PluginInfo, Registry, list_plugins, registry, resolve
     from ._runtime import Runtime, open_runtime
     from ._runtime import prepare as prepare_runtime
@@ -117,16 +123,19 @@ if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps
         after_tools,
         count_turn,
         decide,
+        hook_input,
         model_turn,
         new_state,
         prepare_request,
         result_message,
         submit,
         tool_results,
+        turn_cost,
         turn_limit,
     )
     from ._store_contract import SessionStoreContract
     from ._toolcall import ToolCallResult, ToolEnv, tool_call
+    from ._transcripts import restore as restore_session
 
 __all__ = [
     "AuthenticationError",
@@ -201,12 +210,16 @@ __all__ = [
     "aiter_sse",
     "check_key",
     "check_session_id",
+    "child_runtime",
+    "compact",
     "count_turn",
     "create_sdk_mcp_server",
     "decide",
     "encode_entries",
+    "entry_for",
     "error_for_status",
     "glob_regex",
+    "hook_input",
     "hookimpl",
     "json_data",
     "lazy",
@@ -216,6 +229,7 @@ __all__ = [
     "model_turn",
     "new_state",
     "open_runtime",
+    "parse_message",
     "prepare_request",
     "prepare_runtime",
     "project_digest",
@@ -223,6 +237,7 @@ __all__ = [
     "registry",
     "require_asyncio",
     "resolve",
+    "restore_session",
     "result_message",
     "rule_matches",
     "spawn",
@@ -230,6 +245,7 @@ __all__ = [
     "submit",
     "tool_call",
     "tool_results",
+    "turn_cost",
     "turn_limit",
     "untrusted_settings",
 ]
@@ -266,17 +282,21 @@ _LAZY = {
             "after_tools",
             "count_turn",
             "decide",
+            "hook_input",
             "model_turn",
             "new_state",
             "prepare_request",
             "result_message",
             "submit",
             "tool_results",
+            "turn_cost",
             "turn_limit",
         ],
         "._steps",
     ),  # fmt: skip
     **dict.fromkeys(["ToolCallResult", "ToolEnv", "tool_call"], "._toolcall"),
+    "child_runtime": "._agents",
+    "compact": "._compaction",
 }
 
 
@@ -286,6 +306,8 @@ def __getattr__(name: str) -> Any:
 
     if name == "prepare_runtime":
         return importlib.import_module("._runtime", __package__).prepare
+    if name == "restore_session":
+        return importlib.import_module("._transcripts", __package__).restore
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __package__), name)
     raise AttributeError(f"module 'openagent.plugin' has no attribute {name!r}")

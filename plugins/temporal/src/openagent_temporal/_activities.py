@@ -1,0 +1,216 @@
+"""The activities: everything a run does that touches the outside world, on whichever worker takes it.
+
+- ``openagent.start``: rebuild the session's history from the store, the init message, the prompt's hooks.
+- ``openagent.model_turn``: one model turn (``ModelRequest`` → assistant message, its cost).
+- ``openagent.tool_call``: one call through hooks, permissions and the tool; a call that needs a person's
+  answer comes back as ``ask`` (the workflow waits for the answer, then runs the call again with it).
+- ``openagent.decide``: the decision after a turn when the agent has Stop hooks or a JSON schema (hooks may
+  do I/O; without them the workflow decides itself).
+- ``openagent.persist``: append messages to the session store (uuids make a retried append harmless in the
+  stores that deduplicate by uuid).
+- ``openagent.compact``: the history, compacted.
+
+Model turns and tool calls heartbeat while they run, so a worker that dies is noticed within the agent's
+``heartbeat_timeout``. Provider errors keep the in-process loop's classification: what `ProviderError`
+says is not retryable (a 400, bad credentials, a context overflow) fails at once; a ``Retry-After`` sets
+the next attempt's delay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import anyio
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from openagent import PermissionResultAllow, PermissionResultDeny
+from openagent.plugin import (
+    ModelRequest,
+    ProviderError,
+    RunState,
+    decide,
+    entry_for,
+    model_turn,
+    new_state,
+    parse_message,
+    restore_session,
+    submit,
+    tool_call,
+    turn_cost,
+)
+
+from . import _registry
+from ._outcomes import call_from_json, outcome_to_json
+from ._spec import RunSpec, ToolInput, TurnInput
+
+__all__ = ["ACTIVITIES"]
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating(every: timedelta) -> AsyncIterator[None]:
+    """Heartbeat in the background while the body runs (a tool need not know it runs in an activity)."""
+    period = max(every.total_seconds() / 3, 0.2)
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await anyio.sleep(period)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(beat)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
+def _failure(exc: ProviderError) -> ApplicationError:
+    """A provider error as Temporal's retry policy should see it."""
+    delay = timedelta(seconds=exc.retry_after) if exc.retry_after else None
+    return ApplicationError(
+        str(exc), type=type(exc).__name__, non_retryable=not exc.is_retryable, next_retry_delay=delay
+    )
+
+
+@activity.defn(name="openagent.start")
+async def start(spec: RunSpec) -> dict[str, Any]:
+    """Where a run begins: its state (the session's history when it resumes), init message, first outcome."""
+    runtime = await _registry.opened_runtime(spec)
+    state = new_state(runtime, spec.session_id)
+    if spec.parent_permission_mode is not None:
+        state.set_permission_mode(spec.parent_permission_mode)
+    if runtime.store is not None and spec.subagent is None:
+        key, history = await restore_session(runtime.store, runtime.cwd, spec.session_id, runtime.options)
+        state.start_session(key, history)
+    state.begin_prompt()
+    init = runtime.init_message(state.session_id, state.permission_mode)
+    outcome = await submit(runtime, state, spec.prompt, first=True)
+    return {"state": state.to_json(), "init": init.model_dump(mode="json"), "outcome": outcome_to_json(outcome)}
+
+
+@activity.defn(name="openagent.model_turn")
+async def turn(given: TurnInput) -> dict[str, Any]:
+    """One model turn: the request → the assistant message, the seconds it took, and its cost."""
+    spec = given.spec
+    runtime = await _registry.opened_runtime(spec)
+    request = ModelRequest.from_json(given.request)
+    request = dataclasses.replace(request, model_profile=runtime.profile)
+    began = time.monotonic()
+    try:
+        async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+            message = await model_turn(runtime.provider, request, parent_tool_use_id=runtime.parent_tool_use_id)
+    except ProviderError as exc:
+        raise _failure(exc) from exc
+    return {
+        "message": message.model_dump(mode="json"),
+        "seconds": time.monotonic() - began,
+        "cost": turn_cost(runtime, message),
+    }
+
+
+class _Asked(Exception):
+    pass
+
+
+@activity.defn(name="openagent.tool_call")
+async def call_tool(given: ToolInput) -> dict[str, Any]:
+    """One tool call; ``{"ask": …}`` when it waits for a person, else its result and the rules after it."""
+    spec = given.spec
+    runtime = await _registry.opened_runtime(spec)
+    rules = RunState(
+        session_id=given.session_id,
+        permission_mode=given.permission_mode,
+        allowed=list(given.allowed),
+        disallowed=list(given.disallowed),
+        ask=list(given.ask),
+    )
+    asked: list[dict[str, Any]] = []
+    scope = anyio.CancelScope()
+
+    async def approver(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        answer = given.approval
+        if answer is None:  # nobody has answered yet: the workflow waits for a person, durably
+            reason = getattr(context, "decision_reason", None)
+            asked.append({"tool_name": tool_name, "tool_input": tool_input, "reason": reason})
+            scope.cancel()
+            await anyio.sleep_forever()
+        assert answer is not None
+        if answer.behavior == "allow":
+            return PermissionResultAllow(updated_input=answer.updated_input)
+        return PermissionResultDeny(message=answer.message or "denied by a person", interrupt=answer.interrupt)
+
+    options = runtime.options
+    if options.can_use_tool is None:
+        options = options.replace(can_use_tool=approver)
+    store, key = runtime.store, given.session_key
+
+    async def record(kind: str, **fields: Any) -> None:
+        assert store is not None and key is not None
+        await store.append(key, [{**entry_for(kind, given.session_id), **fields}])  # type: ignore[arg-type]
+
+    env = dataclasses.replace(runtime, options=options).tool_env(
+        given.session_id, rules, given.hook_base, record=record if store is not None and key else None
+    )
+    call = call_from_json(given.call)
+    with scope:
+        async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+            result = await tool_call(env, call)
+        rules_after = {
+            "permission_mode": rules.permission_mode,
+            "allowed": rules.allowed,
+            "disallowed": rules.disallowed,
+            "ask": rules.ask,
+        }
+        return {"result": result.to_json(), "rules": rules_after}
+    return {"ask": asked[0]}
+
+
+@activity.defn(name="openagent.decide")
+async def decide_turn(spec: RunSpec, state: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """The decision after a turn, for an agent whose Stop hooks or schema need running (they may do I/O)."""
+    runtime = await _registry.opened_runtime(spec)
+    run_state = RunState.from_json(state)
+    message = parse_message(last)
+    outcome = await decide(runtime, run_state, message, interrupted=False)  # type: ignore[arg-type]
+    return {"state": run_state.to_json(), "outcome": outcome_to_json(outcome)}
+
+
+@activity.defn(name="openagent.persist")
+async def persist(spec: RunSpec, key: dict[str, str], session_id: str, entries: list[dict[str, Any]]) -> None:
+    """Append messages (JSON data, with entry fields under ``_entry``) to the run's session."""
+    runtime = await _registry.opened_runtime(spec)
+    if runtime.store is None:
+        return
+    rows = []
+    for item in entries:
+        data = dict(item)
+        fields = data.pop("_entry", {})
+        rows.append({**entry_for(parse_message(data), session_id), **fields})
+    await runtime.store.append(key, rows)  # type: ignore[arg-type]
+
+
+@activity.defn(name="openagent.compact")
+async def compact_history(spec: RunSpec, state: dict[str, Any], window: int | None, force: bool) -> dict[str, Any]:
+    """Compact the history (the agent's compaction policy): the new state and the boundary message."""
+    from openagent.plugin import compact
+
+    runtime = await _registry.opened_runtime(spec)
+    run_state = RunState.from_json(state)
+    policy = runtime.options.compaction
+    assert policy is not None
+    history, boundary = await compact(
+        run_state.history, runtime.provider, policy, model=runtime.model, trigger="auto", window=window,
+        extra=runtime.extra_tokens(), force=force,
+    )  # fmt: skip
+    run_state.use_history(history)
+    return {"state": run_state.to_json(), "boundary": boundary.model_dump(mode="json")}
+
+
+ACTIVITIES = [start, turn, call_tool, decide_turn, persist, compact_history]
+"""Every activity a worker registers."""

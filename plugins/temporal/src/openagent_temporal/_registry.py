@@ -1,0 +1,172 @@
+"""The agents a worker runs: their options, how Temporal runs their steps, and their opened runtimes.
+
+A worker opens each agent's runtime once (providers, tools, MCP connections, the session store) and keeps it
+for every run; the workflow reads it for its decisions (no I/O: it is already open), the activities use it to
+run model turns and tool calls. A run's own option changes (`RunSpec.overrides`) and a subagent's runtime are
+derived from it without I/O, so any worker derives the same one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio.common import RetryPolicy
+
+from openagent import AgentDefinition, AgentOptions, ToolContext
+from openagent.plugin import ConfigError, Runtime, child_runtime, open_runtime, prepare_runtime
+
+from ._spec import OVERRIDABLE, RunSpec
+
+__all__ = ["DurableAgent", "close_agents", "durable_agent", "open_agents", "opened_runtime", "runtime_for"]
+
+MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), backoff_coefficient=2.0, maximum_interval=timedelta(seconds=60),
+    maximum_attempts=6,
+)  # fmt: skip
+NO_RETRY = RetryPolicy(maximum_attempts=1)
+
+
+@dataclass(frozen=True)
+class DurableAgent:
+    """An agent a worker runs durably: its options, and how Temporal runs its model turns and tool calls.
+
+    Args:
+        options: The agent's options (model, tools, MCP servers, hooks, session store, …), as for `query()`.
+        model_retry: Retries of a model turn; a 400 or an authentication error is never retried, a
+            ``Retry-After`` sets the next wait.
+        tool_retries: Retries per tool name. A tool not named is not retried: a failed or cut call is
+            answered with an error and the model decides what to do.
+        model_timeout: The longest a model turn may take.
+        tool_timeout: The longest a tool call may take.
+        heartbeat_timeout: A model turn or tool call whose worker stops heartbeating this long (it died) is
+            handed to another worker (a tool call only when its retry policy allows another attempt).
+    """
+
+    options: AgentOptions
+    model_retry: RetryPolicy = field(default_factory=lambda: MODEL_RETRY)
+    tool_retries: Mapping[str, RetryPolicy] = field(default_factory=dict)
+    model_timeout: timedelta = timedelta(minutes=10)
+    tool_timeout: timedelta = timedelta(minutes=30)
+    heartbeat_timeout: timedelta = timedelta(seconds=30)
+
+    def tool_retry(self, name: str) -> RetryPolicy:
+        """The retry policy of one tool's calls (default: one attempt)."""
+        return self.tool_retries.get(name, NO_RETRY)
+
+
+_AGENTS: dict[str, DurableAgent] = {}
+_RUNTIMES: dict[str, Runtime] = {}
+_DERIVED: OrderedDict[tuple[Any, ...], Runtime] = OrderedDict()
+_OPENED: OrderedDict[tuple[Any, ...], Runtime] = OrderedDict()
+_KEEP = 512
+
+
+def durable_agent(value: AgentOptions | DurableAgent) -> DurableAgent:
+    """An agent as given to a worker: options alone get the default durability settings."""
+    return value if isinstance(value, DurableAgent) else DurableAgent(value)
+
+
+async def open_agents(agents: Mapping[str, AgentOptions | DurableAgent]) -> None:
+    """Open each agent's runtime (once per process and name)."""
+    for name, value in agents.items():
+        agent = durable_agent(value)
+        if name in _AGENTS and _AGENTS[name] is not value and _AGENTS[name].options is not agent.options:
+            raise ConfigError(f"this process already runs another agent named {name!r}")
+        if name not in _RUNTIMES:
+            _AGENTS[name] = agent
+            _RUNTIMES[name] = await open_runtime(prepare_runtime(agent.options))
+
+
+async def close_agents() -> None:
+    """Close what `open_agents` opened (toolsets, stores, providers)."""
+    from openagent.plugin import Toolset
+
+    runtimes = list(_RUNTIMES.values())
+    _AGENTS.clear(), _RUNTIMES.clear(), _DERIVED.clear(), _OPENED.clear()
+    for runtime in runtimes:
+        for toolset in reversed(runtime.toolsets):
+            if isinstance(toolset, Toolset):
+                await _close(toolset)
+        if runtime.owns_store:
+            await _close(runtime.store)
+        if runtime.owns_provider:
+            await _close(runtime.provider)
+
+
+async def _close(thing: Any) -> None:
+    close = getattr(thing, "aclose", None)
+    if close is not None:
+        try:
+            await close()
+        except Exception:  # closing never masks the worker's own outcome
+            pass
+
+
+def agent(name: str) -> DurableAgent:
+    """The agent named ``name`` on this worker."""
+    try:
+        return _AGENTS[name]
+    except KeyError:
+        known = ", ".join(sorted(_AGENTS)) or "none"
+        raise ConfigError(f"this worker runs no agent named {name!r} (it runs: {known})") from None
+
+
+def runtime_for(spec: RunSpec) -> Runtime:
+    """The runtime a run decides with: its agent's, with the run's overrides, or its subagent's. No I/O."""
+    agent(spec.agent)
+    key = (spec.agent, tuple(sorted((k, repr(v)) for k, v in spec.overrides.items())), spec.subagent,
+           spec.parent_tool_use_id, spec.depth, spec.parent_permission_mode)  # fmt: skip
+    if (found := _DERIVED.get(key)) is not None:
+        _DERIVED.move_to_end(key)
+        return found
+    runtime = _RUNTIMES[spec.agent]
+    unknown = set(spec.overrides) - OVERRIDABLE
+    if unknown:
+        raise ConfigError(f"a durable run cannot set {sorted(unknown)}: define another agent on the worker")
+    if spec.overrides:
+        runtime = dataclasses.replace(runtime, options=runtime.options.replace(**spec.overrides))
+    if spec.subagent is not None:
+        runtime = _subagent(runtime, spec)
+    _DERIVED[key] = runtime
+    if len(_DERIVED) > _KEEP:
+        _DERIVED.popitem(last=False)
+    return runtime
+
+
+def _subagent(parent: Runtime, spec: RunSpec) -> Runtime:
+    definitions = parent.options.agents or {}
+    definition = definitions.get(spec.subagent or "")
+    if definition is None:
+        known = ", ".join(sorted(definitions)) or "none"
+        raise ConfigError(f"unknown subagent_type {spec.subagent!r}; available agents: {known}")
+    if isinstance(definition, Mapping):
+        definition = AgentDefinition(**definition)
+    context = ToolContext(
+        tool_use_id=spec.parent_tool_use_id or "",
+        session_id=spec.session_id,
+        cwd=str(parent.cwd),
+        options=parent.options,
+        depth=spec.depth - 1,
+        tools=parent.tools,
+        hooks=parent.hooks,
+        permission_mode=spec.parent_permission_mode,
+    )
+    return child_runtime(context, definition)
+
+
+async def opened_runtime(spec: RunSpec) -> Runtime:
+    """`runtime_for`, opened: what the activities run with (a subagent's settings read once per worker)."""
+    runtime = runtime_for(spec)
+    if spec.subagent is None:
+        return runtime  # the agent's runtime is open; overrides change only plain option fields
+    key = (spec.agent, spec.subagent, spec.parent_tool_use_id, spec.depth)
+    if (found := _OPENED.get(key)) is None:
+        found = _OPENED[key] = await open_runtime(runtime)
+        if len(_OPENED) > _KEEP:
+            _OPENED.popitem(last=False)
+    return found

@@ -1,0 +1,64 @@
+"""A worker: runs the agent workflow and its activities for the agents it is given."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from openagent import AgentOptions
+
+from . import _registry
+from ._activities import ACTIVITIES
+from ._registry import DurableAgent
+from ._workflow import AgentWorkflow
+
+__all__ = ["run_worker", "worker"]
+
+PASSED_THROUGH = ("openagent", "openagent_temporal", "pydantic", "pydantic_core", "anyio", "httpx", "httpcore")
+"""Modules the workflow sandbox imports once, not per run: the core's decisions are deterministic, and
+re-importing the package for every workflow would cost more than the run."""
+
+
+@contextlib.asynccontextmanager
+async def worker(
+    client: Client,
+    task_queue: str,
+    agents: Mapping[str, AgentOptions | DurableAgent],
+    **worker_options: Any,
+) -> AsyncIterator[Worker]:
+    """Run a worker for ``agents`` on ``task_queue`` while the block runs.
+
+    Each agent's runtime (provider, tools, MCP connections, session store) is opened once, here, and
+    closed when the block ends. ``worker_options`` go to `temporalio.worker.Worker` (concurrency limits…).
+    """
+    await _registry.open_agents(agents)
+    runner = SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    )
+    try:
+        async with Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[AgentWorkflow],
+            activities=ACTIVITIES,
+            workflow_runner=runner,
+            **worker_options,
+        ) as running:
+            yield running
+    finally:
+        await _registry.close_agents()
+
+
+async def run_worker(
+    client: Client, task_queue: str, agents: Mapping[str, AgentOptions | DurableAgent], **worker_options: Any
+) -> None:
+    """Run a worker until cancelled (``openagent worker`` does this)."""
+    import anyio
+
+    async with worker(client, task_queue, agents, **worker_options):
+        await anyio.sleep_forever()

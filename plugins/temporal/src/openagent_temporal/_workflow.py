@@ -1,0 +1,362 @@
+"""The workflow: one durable run of an agent, deciding with the core's steps and acting through activities.
+
+The workflow holds what a run decides (the core step's typed outcomes: `decide`, `after_tools`,
+`turn_limit`, `result_message`) and the run's state; every model turn, tool call, session write, hook that
+may do I/O, and compaction is an activity, so replaying the history after a crash repeats none of them.
+
+Outside the run, through Temporal:
+
+- update ``approve(tool_use_id, answer)``: a person's answer to a call that asked (validated: only a call
+  that is waiting can be answered); the run may wait for it for days, across worker restarts.
+- signal ``interrupt``: stop the turn in flight (its activities are cancelled) and finish as `query()` does
+  (``error_during_execution``, stop reason ``interrupted``).
+- update ``wait_messages(after)``: the messages after the first ``after``, as soon as there are any (a
+  long poll: a follower never polls a file); query ``messages(after)``: the same without waiting (also on a
+  finished run); query ``pending_approvals``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from openagent import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
+    from openagent.plugin import (
+        Finish,
+        FollowUp,
+        ModelRequest,
+        Outcome,
+        Pause,
+        RunState,
+        Runtime,
+        RunTools,
+        ToolCallResult,
+        after_tools,
+        count_turn,
+        decide,
+        hook_input,
+        parse_message,
+        prepare_request,
+        result_message,
+        tool_results,
+        turn_limit,
+    )
+
+    from . import _activities, _registry
+    from ._outcomes import outcome_from_json
+    from ._spec import WORKFLOW, Approval, RunSpec, ToolInput, TurnInput
+
+__all__ = ["AgentWorkflow"]
+
+_QUICK = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
+
+
+@workflow.defn(name=WORKFLOW)
+class AgentWorkflow:
+    """One durable run of one prompt (a subagent's run is a child workflow of the same type)."""
+
+    def __init__(self) -> None:
+        self._messages: list[dict[str, Any]] = []
+        self._unsaved: list[dict[str, Any]] = []
+        self._asks: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, Approval] = {}
+        self._interrupted = False
+        self._done = False
+        self._running: set[asyncio.Task[Any]] = set()
+
+    # -- the run --------------------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, spec: RunSpec) -> dict[str, Any]:
+        """Drive the prompt to its result (as `Conversation.run` does, step by step); the result message."""
+        runtime, agent = _registry.runtime_for(spec), _registry.agent(spec.agent)
+        began = workflow.time()
+        opened = await workflow.execute_activity(
+            _activities.start, spec, start_to_close_timeout=timedelta(minutes=5), retry_policy=_QUICK
+        )
+        state = RunState.from_json(opened["state"])
+        self._say(opened["init"])
+        outcome: Outcome = outcome_from_json(opened["outcome"])
+        last: AssistantMessage | None = None
+        while not isinstance(outcome, Finish | Pause):
+            if isinstance(outcome, FollowUp):
+                state.remember(self._keep(outcome.message, say=False))
+            elif isinstance(outcome, RunTools):
+                state.await_answers(outcome.pending)
+                done = await self._run_tools(spec, runtime, state, outcome.calls)
+                emitted, answer, ends_turn = tool_results(runtime, state, outcome.calls, done)
+                for message in emitted:
+                    self._keep(message)
+                if answer is not None:
+                    state.remember(self._keep(answer))
+                assert last is not None
+                ended = after_tools(runtime, state, last, ends_turn=ends_turn, interrupted=self._interrupted)
+                if ended is not None:
+                    outcome = ended
+                    continue
+            if (limit := turn_limit(runtime, state, last)) is not None:
+                outcome = limit
+                continue
+            state = await self._compact(spec, runtime, state)
+            await self._persist(spec, runtime, state)
+            turned = await self._model_turn(spec, runtime, prepare_request(runtime, state))
+            if isinstance(turned, Finish):
+                outcome = turned
+                continue
+            response = parse_message(turned["message"])
+            assert isinstance(response, AssistantMessage)
+            count_turn(runtime, state, response, turned["seconds"], turned["cost"])
+            if response.content or not self._interrupted:
+                fields = {"latency_ms": int(turned["seconds"] * 1000), "cost_usd": turned["cost"]}
+                response = self._keep(response, fields=fields)
+                if response.stop_reason != "incomplete":
+                    state.remember(response)
+            last = response
+            state, outcome = await self._decide(spec, runtime, state, response)
+        result = result_message(outcome, state, 0.0, last).model_copy(
+            update={"duration_ms": int((workflow.time() - began) * 1000), "uuid": workflow.uuid4().hex}
+        )
+        self._keep(result)
+        await self._persist(spec, runtime, state)
+        self._done = True
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        out: dict[str, Any] = {"result": result.model_dump(mode="json"), "session_id": state.session_id}
+        if spec.subagent is not None:  # the parent hands the child's messages on, as the Task tool does
+            out["messages"] = self._messages
+        return out
+
+    async def _model_turn(self, spec: RunSpec, runtime: Runtime, request: ModelRequest) -> dict[str, Any] | Finish:
+        agent = _registry.agent(spec.agent)
+        handle = workflow.start_activity(
+            _activities.turn,
+            TurnInput(spec, request.to_json()),
+            start_to_close_timeout=agent.model_timeout,
+            heartbeat_timeout=agent.heartbeat_timeout,
+            retry_policy=agent.model_retry,
+        )
+        try:
+            return await self._watched(handle)
+        except (ActivityError, asyncio.CancelledError) as exc:
+            if self._interrupted:
+                return {"message": _cut(runtime).model_dump(mode="json"), "seconds": 0.0, "cost": None}
+            return Finish("error_during_execution", _reason(exc))
+
+    async def _decide(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, response: AssistantMessage
+    ) -> tuple[RunState, Outcome]:
+        """`decide` here, unless Stop hooks or a schema must run: those may do I/O, in an activity (which
+        hands back the state as the hooks left it).
+        """  # noqa: D205
+        if self._interrupted or not (runtime.hooks.get("Stop") or runtime.output is not None):
+            return state, await decide(runtime, state, response, interrupted=self._interrupted)
+        decided = await workflow.execute_activity(
+            _activities.decide_turn,
+            args=[spec, state.to_json(), response.model_dump(mode="json")],
+            start_to_close_timeout=timedelta(minutes=5),
+            retry_policy=_QUICK,
+        )
+        return RunState.from_json(decided["state"]), outcome_from_json(decided["outcome"])
+
+    async def _run_tools(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, calls: list[Any]
+    ) -> list[ToolCallResult | None]:
+        if runtime.options.parallel_tool_calls is False or len(calls) == 1:
+            return [await self._tool(spec, runtime, state, call) for call in calls]
+        return list(await asyncio.gather(*(self._tool(spec, runtime, state, call) for call in calls)))
+
+    async def _tool(self, spec: RunSpec, runtime: Runtime, state: RunState, call: Any) -> ToolCallResult | None:
+        """One call: a subagent as a child workflow, anything else as an activity; waits for a person's
+        answer when the call asks; ``None`` when an interrupt cut it off.
+        """  # noqa: D205
+        if self._interrupted:
+            return None
+        if _is_subagent(runtime, call):
+            return await self._subagent(spec, state, call)
+        agent, approval = _registry.agent(spec.agent), None
+        while True:
+            given = ToolInput(
+                spec=spec, call=call.model_dump(mode="json"), session_id=state.session_id,
+                permission_mode=state.permission_mode, allowed=state.allowed, disallowed=state.disallowed,
+                ask=state.ask, session_key=state.session_key, approval=approval,
+                hook_base=hook_input(runtime, state),
+            )  # fmt: skip
+            handle = workflow.start_activity(
+                _activities.call_tool,
+                given,
+                start_to_close_timeout=agent.tool_timeout,
+                heartbeat_timeout=agent.heartbeat_timeout,
+                retry_policy=agent.tool_retry(getattr(call, "name", "")),
+            )
+            try:
+                done = await self._watched(handle)
+            except (ActivityError, asyncio.CancelledError) as exc:
+                if self._interrupted:
+                    return None
+                text = f"Error: the call did not complete ({_reason(exc)}); it may or may not have taken effect"
+                return ToolCallResult(ToolResultBlock(tool_use_id=call.id, content=text, is_error=True))
+            if "ask" not in done:
+                rules = done["rules"]
+                for behavior, key in (("allow", "allowed"), ("deny", "disallowed"), ("ask", "ask")):
+                    state.set_rules(behavior, rules[key])  # type: ignore[arg-type]
+                state.set_permission_mode(rules["permission_mode"])
+                return ToolCallResult.from_json(done["result"])
+            self._asks[call.id] = {"tool_use_id": call.id, **done["ask"]}
+            self._say(SystemMessage(subtype="permission_request", data=dict(self._asks[call.id])))
+            await self._persist(spec, runtime, state)
+            await workflow.wait_condition(lambda: call.id in self._answers or self._interrupted)
+            self._asks.pop(call.id, None)
+            if call.id not in self._answers:
+                return None
+            approval = self._answers.pop(call.id)
+
+    async def _subagent(self, spec: RunSpec, state: RunState, call: ToolUseBlock) -> ToolCallResult:
+        kind = call.input["subagent_type"]
+        child = RunSpec(
+            agent=spec.agent, prompt=str(call.input.get("prompt", "")), session_id=state.session_id,
+            overrides=spec.overrides, subagent=kind, parent_tool_use_id=call.id, depth=spec.depth + 1,
+            parent_permission_mode=state.permission_mode,
+        )  # fmt: skip
+        handle = await workflow.start_child_workflow(
+            AgentWorkflow.run, child, id=f"{workflow.info().workflow_id}/{call.id}"
+        )
+        try:
+            done = await self._watched(handle)
+        except (ChildWorkflowError, asyncio.CancelledError) as exc:
+            content = f"subagent {kind!r} stopped: {_reason(exc)}"
+            return ToolCallResult(ToolResultBlock(tool_use_id=call.id, content=content, is_error=True))
+        result = parse_message(done["result"])
+        messages = [parse_message(m) for m in done["messages"]]
+        handed = [m for m in messages if isinstance(m, AssistantMessage | UserMessage)]
+        last = next((_text(m) for m in reversed(handed) if isinstance(m, AssistantMessage) and _text(m)), "")
+        if getattr(result, "is_error", True):
+            content = f"subagent {kind!r} stopped ({getattr(result, 'subtype', 'no result')}): {last}".rstrip()
+            block = ToolResultBlock(tool_use_id=call.id, content=content, is_error=True)
+        else:
+            block = ToolResultBlock(tool_use_id=call.id, content=getattr(result, "result", None) or last)
+        return ToolCallResult(block, messages=handed)  # type: ignore[arg-type]
+
+    async def _watched(self, task: Any) -> Any:
+        """Await an activity or child workflow that an interrupt cancels."""
+        self._running.add(task)
+        try:
+            return await task
+        finally:
+            self._running.discard(task)
+
+    async def _compact(self, spec: RunSpec, runtime: Runtime, state: RunState) -> RunState:
+        """Compact the history when it nears the model's known window (compaction is an activity)."""
+        policy = runtime.options.compaction
+        window = policy.window(runtime.profile) if policy is not None else None
+        if policy is None or window is None or not policy.needed(state.history, window, runtime.extra_tokens()):
+            return state
+        compacted = await workflow.execute_activity(
+            _activities.compact_history,
+            args=[spec, state.to_json(), window, False],
+            start_to_close_timeout=_registry.agent(spec.agent).model_timeout,
+            retry_policy=_registry.agent(spec.agent).model_retry,
+        )
+        state = RunState.from_json(compacted["state"])
+        history = [m.model_dump(mode="json", exclude_none=True) for m in state.history]
+        self._keep(parse_message(compacted["boundary"]), fields={"history": history})
+        return state
+
+    async def _persist(self, spec: RunSpec, runtime: Runtime, state: RunState) -> None:
+        """Write the messages not yet in the session store (one activity per batch)."""
+        if not self._unsaved or runtime.store is None or state.session_key is None:
+            self._unsaved.clear()
+            return
+        entries, self._unsaved = self._unsaved, []
+        await workflow.execute_activity(
+            _activities.persist,
+            args=[spec, state.session_key, state.session_id, entries],
+            start_to_close_timeout=timedelta(minutes=1),
+            retry_policy=_QUICK,
+        )
+
+    def _keep(self, message: Any, *, say: bool = True, fields: dict[str, Any] | None = None) -> Any:
+        """Give a message its id (from the workflow: the same on replay), queue it for the session store,
+        and hand it to followers unless ``say`` is off (a follow-up prompt, as `query()` does not yield it).
+        """  # noqa: D205
+        if getattr(message, "uuid", "missing") is None:
+            message = message.model_copy(update={"uuid": workflow.uuid4().hex})
+        data = message.model_dump(mode="json")
+        self._unsaved.append({**data, "_entry": fields} if fields else data)
+        if say:
+            self._messages.append(data)
+        return message
+
+    def _say(self, message: Any) -> None:
+        data = message if isinstance(message, dict) else message.model_dump(mode="json")
+        if data.get("subtype") == "init":
+            self._unsaved.append(data)
+        self._messages.append(data)
+
+    # -- from outside -------------------------------------------------------------------------------------
+
+    @workflow.signal
+    def interrupt(self) -> None:
+        """Stop the turn in flight and finish the run as interrupted."""
+        self._interrupted = True
+        for task in list(self._running):
+            task.cancel()
+
+    @workflow.update
+    async def approve(self, tool_use_id: str, answer: Approval) -> str:
+        """Answer a call that waits for a person (``answer.behavior``: ``allow`` or ``deny``)."""
+        self._answers[tool_use_id] = answer
+        return answer.behavior
+
+    @approve.validator
+    def _check_approval(self, tool_use_id: str, answer: Approval) -> None:
+        if tool_use_id not in self._asks:
+            waiting = ", ".join(sorted(self._asks)) or "none"
+            raise ApplicationError(f"no tool call {tool_use_id!r} is waiting for approval (waiting: {waiting})")
+        if answer.behavior not in ("allow", "deny"):
+            raise ApplicationError(f"an approval is 'allow' or 'deny', not {answer.behavior!r}")
+
+    @workflow.update
+    async def wait_messages(self, after: int) -> dict[str, Any]:
+        """The messages after the first ``after``, once there are any (or the run is over)."""
+        await workflow.wait_condition(lambda: len(self._messages) > after or self._done)
+        return {"messages": self._messages[after:], "done": self._done}
+
+    @workflow.query
+    def messages(self, after: int) -> dict[str, Any]:
+        """The messages after the first ``after``, now."""
+        return {"messages": self._messages[after:], "done": self._done}
+
+    @workflow.query
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        """The calls waiting for a person's answer."""
+        return list(self._asks.values())
+
+
+def _is_subagent(runtime: Runtime, call: Any) -> bool:
+    if not isinstance(call, ToolUseBlock) or call.name != "Task":
+        return False
+    kind = call.input.get("subagent_type")
+    return isinstance(kind, str) and kind in (runtime.options.agents or {})
+
+
+def _cut(runtime: Runtime) -> AssistantMessage:
+    """What is left of a turn an interrupt cancelled: nothing (a durable turn hands on no partial output)."""
+    return AssistantMessage(content=[], model=runtime.model, parent_tool_use_id=runtime.parent_tool_use_id)
+
+
+def _text(message: AssistantMessage) -> str:
+    return "".join(getattr(block, "text", "") for block in message.content)
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost message of an activity's or child's failure (the provider's own words)."""
+    while isinstance(exc, ActivityError | ChildWorkflowError) and exc.cause is not None:
+        exc = exc.cause
+    if isinstance(exc, CancelledError | asyncio.CancelledError):
+        return "cancelled"
+    return str(exc) or type(exc).__name__

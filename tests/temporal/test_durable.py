@@ -56,3 +56,133 @@ async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(temporal_s
         "SystemMessage", "AssistantMessage", "UserMessage", "AssistantMessage", "ResultMessage",
     ]
     assert got[-1].result == "2 + 3 = 5, and 1 + 1 = 2"
+
+
+@tool(requires_permission=True)
+def launch(target: str) -> str:
+    """Launch something (it needs a person's approval)."""
+    return f"launched {target}"
+
+
+async def first(run: Any, kind: type, predicate: Any = lambda m: True) -> Any:
+    async for message in run.messages():
+        if isinstance(message, kind) and predicate(message):
+            return message
+    raise AssertionError(f"no {kind.__name__} came")
+
+
+async def test_an_approval_after_both_workers_restarted_resumes_the_run(temporal_server: str, task_queue: str, tmp_path) -> None:
+    from openagent import SystemMessage
+
+    model = ScriptedModel([[tool_call("launch", {"target": "rocket"}, id="L1")], ["done: launched"]])
+    agents = {"ops": AgentOptions(model=model, tools=[launch], cwd=str(tmp_path))}
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, agents):
+        run = await start_run(client, "launch it", task_queue=task_queue, agent="ops")
+        with anyio.fail_after(30):
+            asked = await first(run, SystemMessage, lambda m: m.subtype == "permission_request")
+        assert asked.data["tool_use_id"] == "L1" and asked.data["tool_name"] == "launch"
+        assert asked.data["tool_input"] == {"target": "rocket"}
+    async with worker(client, task_queue, agents):  # the worker that asked is gone; another takes over
+        pass
+    other = attach(await Client.connect(temporal_server), run.id)  # answered from another client
+    async with worker(client, task_queue, agents):
+        with anyio.fail_after(30):
+            assert [a["tool_use_id"] for a in await other.pending_approvals()] == ["L1"]
+            with pytest.raises(Exception, match="no tool call 'nope' is waiting"):
+                await other.approve("nope", "allow")
+            await other.approve("L1", "allow", by="test")
+            result = await other.result()
+    assert result.subtype == "success" and result.result == "done: launched"
+    sent = model.requests[-1].messages[-1]
+    assert sent.content[0].content == "launched rocket"  # the approved call ran, once
+
+
+async def test_a_denial_reaches_the_model_as_the_callback_s_would(temporal_server: str, task_queue: str, tmp_path) -> None:
+    model = ScriptedModel([[tool_call("launch", {"target": "rocket"}, id="L1")], ["not launched"]])
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"ops": AgentOptions(model=model, tools=[launch], cwd=str(tmp_path))}):
+        run = await start_run(client, "launch it", task_queue=task_queue, agent="ops")
+        from openagent import SystemMessage
+
+        with anyio.fail_after(30):
+            await first(run, SystemMessage, lambda m: m.subtype == "permission_request")
+            await run.approve("L1", "deny", message="not today")
+            result = await run.result()
+    assert result.subtype == "success" and result.permission_denials == [
+        {"tool_name": "launch", "tool_use_id": "L1", "tool_input": {"target": "rocket"}}
+    ]
+    answer = model.requests[-1].messages[-1].content[0]
+    assert answer.is_error and answer.content == "not today"
+
+
+@tool
+async def nap(seconds: float) -> str:
+    """Sleep a while."""
+    await anyio.sleep(seconds)
+    return "rested"
+
+
+async def test_interrupt_by_signal_cuts_the_call_in_flight(temporal_server: str, task_queue: str, tmp_path) -> None:
+    from datetime import timedelta
+
+    model = ScriptedModel([[tool_call("nap", {"seconds": 60}, id="N1")], ["never"]])
+    options = AgentOptions(model=model, tools=[nap], cwd=str(tmp_path), permission_mode="bypassPermissions")
+    agent = DurableAgent(options, heartbeat_timeout=timedelta(seconds=2))
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"napper": agent}):
+        run = await start_run(client, "rest", task_queue=task_queue, agent="napper")
+        with anyio.fail_after(30):
+            from openagent import AssistantMessage
+
+            await first(run, AssistantMessage)
+            await anyio.sleep(0.5)
+            await run.interrupt()
+            result = await run.result()
+    assert result.subtype == "error_during_execution" and result.stop_reason == "interrupted"
+    assert len(model.requests) == 1  # the run stopped: no second turn
+
+
+async def test_a_subagent_runs_as_a_child_workflow(temporal_server: str, task_queue: str, tmp_path) -> None:
+    model = ScriptedModel([
+        [tool_call("Task", {"description": "sum", "prompt": "add 2 and 3", "subagent_type": "math"}, id="T1")],
+        [tool_call("add", {"a": 2, "b": 3}, id="c1")],
+        ["five"],
+        ["the helper says five"],
+    ])
+    options = AgentOptions(
+        model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions",
+        agents={"math": AgentDefinition(description="does sums", prompt="You add.")},
+    )
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"boss": options}):
+        run = await start_run(client, "ask the helper", task_queue=task_queue, agent="boss")
+        with anyio.fail_after(30):
+            got = [m async for m in run.messages()]
+        child = client.get_workflow_handle(f"{run.id}/T1")
+        described = await child.describe()
+    assert described.status is not None and described.status.name == "COMPLETED"
+    assert got[-1].result == "the helper says five"
+    handed = [m for m in got if getattr(m, "parent_tool_use_id", None) == "T1"]
+    assert handed, "the child's messages reach the parent's stream, marked with the Task call"
+    task_result = model.requests[-1].messages[-1].content[0]
+    assert task_result.tool_use_id == "T1" and task_result.content == "five"
+
+
+async def test_the_session_is_resumable_in_process_afterwards(temporal_server: str, task_queue: str, tmp_path) -> None:
+    model = ScriptedModel(script())
+    options = AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"adder": options}):
+        got = [m async for m in durable_query(prompt="add them", client=client, task_queue=task_queue, agent="adder", session_id="sess-9")]
+    assert got[-1].session_id == "sess-9"
+    later = ScriptedModel([["you asked me to add"]])
+    again = [m async for m in query(prompt="what did I ask?", options=AgentOptions(model=later, cwd=str(tmp_path), resume="sess-9"))]
+    assert again[-1].result == "you asked me to add"
+    history = later.requests[0].messages
+    assert [m.type for m in history] == ["user", "assistant", "user", "assistant", "user"]
+    assert history[0].content == "add them" and history[-1].content == "what did I ask?"
+    # and durably again, from the same session
+    model2 = ScriptedModel([["still here"]])
+    async with worker(client, task_queue + "-2", {"adder": options.replace(model=model2)}):
+        pass

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from openagent import Message, ResultMessage
@@ -57,7 +57,7 @@ class DurableRun:
 
     async def result(self) -> ResultMessage:
         """Wait for the run's `ResultMessage`."""
-        done = await self.handle.result(result_type=dict)
+        done = await self.handle.result()
         message = parse_message(done["result"])
         assert isinstance(message, ResultMessage)
         return message
@@ -75,10 +75,13 @@ class DurableRun:
         """Answer a tool call that waits for a person: ``allow`` (with ``updated_input``) or ``deny``.
 
         Raises:
-            temporalio.client.WorkflowUpdateFailedError: No such call is waiting.
+            ConfigError: No such call is waiting, or ``behavior`` is neither.
         """
         answer = Approval(behavior, message, updated_input, interrupt, by)
-        await self.handle.execute_update("approve", args=[tool_use_id, answer])
+        try:
+            await self.handle.execute_update("approve", args=[tool_use_id, answer])
+        except WorkflowUpdateFailedError as exc:
+            raise ConfigError(str(exc.cause or exc)) from exc
 
     async def pending_approvals(self) -> list[dict[str, Any]]:
         """The calls waiting for an answer: ``tool_use_id``, ``tool_name``, ``tool_input``, ``reason``."""

@@ -101,7 +101,8 @@ class Conversation:
         self._reader: EventReader | None = None  # the partial-messages read in flight
         self._window: int | None = None  # what the server reported, once asked
         self._asked = False
-        self._event_ids = (f"{os.urandom(8).hex()}{n:016x}" for n in itertools.count())
+        prefix = os.urandom(8).hex()
+        self._event_ids = (f"{prefix}{n:016x}" for n in itertools.count())
         """Ids for partial `StreamEvent`s: random per conversation, then counted (one is made per delta)."""
 
     # -- views --

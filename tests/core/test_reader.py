@@ -4,14 +4,17 @@ leaves the task as it found it; a cancellation that is not the interrupt's is ne
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
 
-from openagent import AgentOptions, Client, ResultMessage, StreamEvent
+from openagent import AgentOptions, AssistantMessage, Client, Message, ResultMessage, StreamEvent, query, tool
+from openagent._errors import ProviderError
+from openagent._loop import Conversation
 from openagent._models import ModelEvent, Stop, TextDelta
 from openagent._reader import EventReader
-from openagent.testing import ScriptedModel
+from openagent.testing import ScriptedModel, error, text, thinking, tool_call, usage
 
 pytestmark = pytest.mark.anyio
 
@@ -103,3 +106,124 @@ async def test_an_interrupt_between_reads_touches_nothing() -> None:
     reader.interrupt()  # no read is waiting: nothing to stop
     assert await reader.next() == TextDelta("b")
     assert await reader.next() is None
+
+
+# --- the caller's stream reads a turn's events itself (TurnEvents): the same messages as Conversation.run ---
+
+MIXED = [
+    [thinking("plan it", "sig"), text("calling add"), tool_call("add", {"a": 1, "b": 2}), usage(7, 3)],
+    ["the answer is 3", usage(9, 4)],
+]
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+def _shape(messages: list[Message]) -> list[Any]:
+    """What a caller sees, without the ids drawn per run."""
+    out: list[Any] = []
+    for message in messages:
+        if isinstance(message, StreamEvent):
+            event = message.event
+            if event["type"] == "message_start":
+                event = {**event, "message": {**event["message"], "id": None}}
+            out.append(("event", event, message.session_id is not None, message.parent_tool_use_id))
+        elif isinstance(message, AssistantMessage):
+            out.append(
+                ("assistant", [b.model_dump(exclude={"id"}) for b in message.content], message.stop_reason)
+            )
+        else:
+            out.append(type(message).__name__)
+    return out
+
+
+async def _through_query(options: AgentOptions) -> tuple[list[Message], BaseException | None]:
+    seen: list[Message] = []
+    try:
+        async for message in query(prompt="add 1 and 2", options=options):
+            seen.append(message)
+    except Exception as exc:  # compared below
+        return seen, exc
+    return seen, None
+
+
+async def _through_run(options: AgentOptions) -> tuple[list[Message], BaseException | None]:
+    """`Conversation.run` itself: each partial event through the loop's generators."""
+    conversation = Conversation(options)
+    seen: list[Message] = []
+    try:
+        async for message in conversation.run("add 1 and 2"):
+            seen.append(message)
+    except Exception as exc:  # compared below
+        return seen, exc
+    finally:
+        await conversation.aclose()
+    return seen, None
+
+
+@pytest.mark.parametrize("chunk_size", [0, 1, 4])
+async def test_query_hands_on_the_same_partial_events_as_conversation_run(chunk_size: int) -> None:
+    def options() -> AgentOptions:
+        model = ScriptedModel(MIXED, chunk_size=chunk_size)
+        return AgentOptions(model=model, tools=[add], include_partial_messages=True, persist_session=False)
+
+    fast, fast_error = await _through_query(options())
+    plain, plain_error = await _through_run(options())
+    assert fast_error is None and plain_error is None
+    assert _shape(fast) == _shape(plain)
+    assert sum(isinstance(m, StreamEvent) for m in fast) > 10
+    ids = [m.uuid for m in fast if isinstance(m, StreamEvent)]
+    assert len(set(ids)) == len(ids)
+
+
+async def test_a_stream_that_fails_midway_ends_the_same_either_way() -> None:
+    def options() -> AgentOptions:
+        model = ScriptedModel(
+            [[text("half an answer"), error(RuntimeError("connection reset"))]], chunk_size=2
+        )
+        return AgentOptions(model=model, include_partial_messages=True, persist_session=False)
+
+    fast, fast_error = await _through_query(options())
+    plain, plain_error = await _through_run(options())
+    assert isinstance(fast_error, ProviderError) and isinstance(plain_error, ProviderError)
+    assert str(fast_error) == str(plain_error) and "connection reset" in str(fast_error)
+    assert isinstance(fast_error.__cause__, RuntimeError)
+    assert _shape(fast) == _shape(plain)
+    deltas = [m.event["delta"]["text"] for m in fast if isinstance(m, StreamEvent) and "delta" in m.event]
+    assert "".join(deltas) == "half an answer"
+    assert isinstance(fast[-1], ResultMessage) and fast[-1].subtype == "error_during_execution"
+
+
+async def test_listeners_see_every_partial_event_in_order() -> None:
+    seen: list[Message] = []
+    model = ScriptedModel(MIXED, chunk_size=3)
+    options = AgentOptions(
+        model=model, tools=[add], include_partial_messages=True, persist_session=False, on_message=seen.append
+    )
+    received, failure = await _through_query(options)
+    assert failure is None
+    assert [id(m) for m in seen] == [id(m) for m in received]
+    assert sum(isinstance(m, StreamEvent) for m in seen) > 10
+
+
+async def test_an_interrupt_from_the_callers_task_stops_after_the_events_of_one_chunk() -> None:
+    """The caller interrupts while handling an event: the rest of that chunk's events, then the close."""
+    model = ScriptedModel([text("x" * 50)], chunk_size=1)
+    async with Client(
+        AgentOptions(model=model, include_partial_messages=True, persist_session=False)
+    ) as client:
+        await client.query("long answer")
+        after: list[str] = []
+        interrupted = False
+        async for message in client.receive_response():
+            if isinstance(message, StreamEvent):
+                if interrupted:
+                    after.append(message.event["type"])
+                elif message.event["type"] == "content_block_delta":
+                    await client.interrupt()
+                    interrupted = True
+    assert after == ["content_block_stop", "message_delta", "message_stop"]
+    assert isinstance(message, ResultMessage) and message.stop_reason == "interrupted"

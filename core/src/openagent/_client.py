@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 
 from ._errors import ConfigError
-from ._loop import Conversation
+from ._loop import Conversation, TurnEvents
 from ._mcp import McpServers, McpStatusResponse, mcp_servers_of
 from ._options import AgentOptions
 from ._query import MessageStream, messages_of
@@ -122,11 +122,11 @@ class Client:
 
         Waits for a prompt when none is queued (until `disconnect`): a drain loop bounds it with a timeout.
         """
-        return MessageStream(self._response())
+        return MessageStream.of(self._response(), self._options.include_partial_messages)
 
     def receive_messages(self) -> MessageStream[Message]:
         """Every message of every queued prompt, waiting for new prompts until `disconnect`."""
-        return MessageStream(self._messages())
+        return MessageStream.of(self._messages(), self._options.include_partial_messages)
 
     async def _next_prompt(self) -> str | UserMessage | Mapping[str, Any] | None:
         """The next prompt, waiting for one; ``None`` once the client is closed."""
@@ -145,7 +145,7 @@ class Client:
                 self._prompts.popleft()
         return None
 
-    async def _response(self) -> AsyncGenerator[Message, None]:
+    async def _response(self) -> AsyncGenerator[Message | TurnEvents, None]:
         prompt = await self._next_prompt()
         if prompt is None:
             return
@@ -161,7 +161,7 @@ class Client:
             self._status = "cancelled" if cancelled else "error"
             raise
 
-    async def _messages(self) -> AsyncGenerator[Message, None]:
+    async def _messages(self) -> AsyncGenerator[Message | TurnEvents, None]:
         while not self._closed:
             async with aclosing(self._response()) as messages:
                 async for message in messages:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 
@@ -65,7 +65,7 @@ from ._types import (
     system_message,
 )
 
-__all__ = ["Conversation"]
+__all__ = ["Conversation", "TurnEvents"]
 
 logger = logging.getLogger("openagent.loop")
 M = TypeVar("M", bound=Message)
@@ -228,8 +228,24 @@ class Conversation:
 
     # -- one prompt --
 
-    async def run(self, prompt: str | UserMessage | Mapping[str, Any]) -> AsyncGenerator[Message, None]:
-        """Drive one prompt to its `ResultMessage`, yielding every message on the way."""
+    @overload
+    def run(
+        self, prompt: str | UserMessage | Mapping[str, Any], *, turn_events: Literal[False] = False
+    ) -> AsyncGenerator[Message, None]: ...
+
+    @overload
+    def run(
+        self, prompt: str | UserMessage | Mapping[str, Any], *, turn_events: Literal[True]
+    ) -> AsyncGenerator[Message | TurnEvents, None]: ...
+
+    async def run(
+        self, prompt: str | UserMessage | Mapping[str, Any], *, turn_events: bool = False
+    ) -> AsyncGenerator[Message | TurnEvents, None]:
+        """Drive one prompt to its `ResultMessage`, yielding every message on the way.
+
+        With ``turn_events``, a streamed turn's partial events come as one `TurnEvents` to iterate (as
+        `MessageStream` does), rather than each through this generator and the stream's.
+        """
         first_run = not self._started
         await self.start()
         state, started = self.state, time.monotonic()
@@ -261,7 +277,7 @@ class Conversation:
             began = time.monotonic()
             turn = TurnBuilder(self.runtime.options.include_partial_messages, self.runtime.model)
             try:
-                async with aclosing(self._stream(turn)) as partials:
+                async with aclosing(self._stream(turn, turn_events)) as partials:
                     async for event in partials:
                         yield event
                 response = turn.message(
@@ -309,8 +325,12 @@ class Conversation:
             self._scope.cancel()
         return self._scope
 
-    async def _stream(self, turn: TurnBuilder) -> AsyncGenerator[Message, None]:
-        """Stream a model turn into ``turn``, yielding partial `StreamEvent`s and compaction boundaries."""
+    async def _stream(
+        self, turn: TurnBuilder, turn_events: bool
+    ) -> AsyncGenerator[Message | TurnEvents, None]:
+        """Stream a model turn into ``turn``, yielding compaction boundaries and partial `StreamEvent`s (those
+        of the stream as one `TurnEvents` with ``turn_events``).
+        """  # noqa: D205
         stream: AsyncIterator[ModelEvent] | None = None
         try:
             boundaries, stream, first = await self._begin()
@@ -324,11 +344,13 @@ class Conversation:
                         turn.feed(each)
             elif not self._interrupted:  # one event at a time, each read interruptible on its own
                 self._reader = reader = EventReader(stream)
-                event: ModelEvent | None = first
-                while event is not None:
-                    for partial in self._partial(turn.feed(event)):
+                events = TurnEvents(self, turn, reader, first)
+                if turn_events:
+                    yield events  # the caller reads them (`TurnEvents.next`), then comes back here
+                else:
+                    while (partial := await events.next()) is not None:
                         yield partial
-                    event = None if self._interrupted else await reader.next()
+                events.raise_error()
         except OpenAgentError:
             raise
         except Exception as exc:  # a third-party provider leaking a vendor error: type it, keep the cause
@@ -484,6 +506,58 @@ class Conversation:
                         group.start_soon(one, index, call)
         self._scope = None
         return tool_results(runtime, state, calls, done)
+
+
+class TurnEvents:
+    """A streamed turn's partial `StreamEvent`s, read one provider event at a time by whoever iterates them.
+
+    ``Conversation.run(prompt, turn_events=True)`` yields one per streamed turn in place of the events, so
+    each event reaches the caller in one call (`next`) rather than through every generator on the way; once
+    it is exhausted, the turn goes on where it was (`Conversation._stream`), and `raise_error` raises there,
+    inside the turn, what a read raised. Between two provider events it stops when the conversation was
+    interrupted, as the loop did; the events one provider event makes are all handed on.
+    """
+
+    __slots__ = ("_conversation", "_turn", "_reader", "_first", "_pending", "_done", "_error")
+
+    def __init__(
+        self, conversation: Conversation, turn: TurnBuilder, reader: EventReader, first: ModelEvent | None
+    ) -> None:
+        self._conversation = conversation
+        self._turn = turn
+        self._reader = reader
+        self._first = first
+        self._pending: list[StreamEvent] = []  # the rest of the last provider event's, reversed
+        self._done = first is None
+        self._error: BaseException | None = None
+
+    async def next(self) -> StreamEvent | None:
+        """The next partial event; ``None`` once the stream ended, was interrupted, or a read failed."""
+        if self._pending:
+            return self._pending.pop()
+        if self._done:
+            return None
+        conversation, turn = self._conversation, self._turn
+        event, self._first = self._first, None
+        try:
+            if event is None and not conversation._interrupted:
+                event = await self._reader.next()
+            while event is not None:
+                if out := conversation._partial(turn.feed(event)):
+                    if len(out) > 1:
+                        self._pending = out[:0:-1]
+                    return out[0]
+                event = None if conversation._interrupted else await self._reader.next()
+        except BaseException as exc:  # raised again inside the turn (`raise_error`)
+            self._error = exc
+        self._done = True
+        return None
+
+    def raise_error(self) -> None:
+        """Raise what a read raised, if one did (once the events are exhausted)."""
+        error, self._error, self._done = self._error, None, True
+        if error is not None:
+            raise error
 
 
 async def _no_events() -> AsyncIterator[ModelEvent]:

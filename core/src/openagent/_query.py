@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ._loop import Conversation
+from ._loop import Conversation, TurnEvents
 from ._options import AgentOptions
 from ._tasks import spawn
 from ._types import AssistantMessage, Message, ResultMessage, TextBlock, Usage
@@ -46,6 +46,11 @@ class MessageStream(AsyncIterator[T]):
         """Stop the run now and release what it holds."""
         await self._agen.aclose()
 
+    @staticmethod
+    def of(agen: AsyncGenerator[Message | TurnEvents, None], partial: bool) -> MessageStream[Message]:
+        """The stream of a run's messages: ``agen`` yields messages and, with ``partial`` on, `TurnEvents`."""
+        return _Flattening(agen) if partial else MessageStream(agen)  # type: ignore[arg-type]
+
     def __del__(self) -> None:
         agen = self._agen
         if getattr(agen, "ag_frame", None) is None or getattr(agen, "ag_running", False):
@@ -54,6 +59,32 @@ class MessageStream(AsyncIterator[T]):
             spawn(agen.aclose, "closing an abandoned run")
         except RuntimeError:  # no event loop any more: close what closes without awaiting
             _close_now(agen)
+
+
+class _Flattening(MessageStream[Message]):
+    """A `MessageStream` that hands on the events of each `TurnEvents` its generator yields, one by one."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, agen: AsyncGenerator[Message | TurnEvents, None]) -> None:
+        super().__init__(agen)  # type: ignore[arg-type]
+        self._events: TurnEvents | None = None
+
+    async def __anext__(self) -> Message:
+        while True:
+            if (events := self._events) is not None:
+                if (event := await events.next()) is not None:
+                    return event
+                self._events = None  # exhausted: the run goes on (and raises what the reads raised)
+            item: Message | TurnEvents = await self._agen.__anext__()
+            if type(item) is not TurnEvents:
+                return item  # type: ignore[return-value]
+            self._events = item
+
+    async def aclose(self) -> None:
+        """Stop the run now and release what it holds."""
+        self._events = None
+        await self._agen.aclose()
 
 
 def _close_now(agen: AsyncGenerator[Any, None]) -> None:
@@ -69,8 +100,14 @@ def _close_now(agen: AsyncGenerator[Any, None]) -> None:
     logger.debug("an abandoned run needed I/O to close after its event loop ended; it was dropped instead")
 
 
-def messages_of(conversation: Conversation, prompt: Any) -> AsyncGenerator[Message, None]:
-    """``conversation.run(prompt)``, with its hook events, handing each message to the listeners first."""
+def messages_of(conversation: Conversation, prompt: Any) -> AsyncGenerator[Message | TurnEvents, None]:
+    """``conversation.run(prompt)``, with its hook events, handing each message to the listeners first.
+
+    Without hook events and listeners, a streamed turn's partial events come as one `TurnEvents`
+    (``Conversation.run(prompt, turn_events=True)``): iterate it through `MessageStream.of`.
+    """
+    if conversation.hook_events is None and not conversation.listeners:
+        return conversation.run(prompt, turn_events=True)
     run = conversation.run(prompt)
     if conversation.hook_events is not None:
         run = _with_hook_events(conversation, run)
@@ -128,12 +165,13 @@ def query(
         openagent._errors.ProviderError: After the error `ResultMessage` was yielded, when the model
             endpoint failed.
     """
-    return MessageStream(_query(prompt, Conversation(options or AgentOptions())))
+    options = options or AgentOptions()
+    return MessageStream.of(_query(prompt, Conversation(options)), options.include_partial_messages)
 
 
 async def _query(
     prompt: str | AsyncIterable[Mapping[str, Any]], conversation: Conversation
-) -> AsyncGenerator[Message, None]:
+) -> AsyncGenerator[Message | TurnEvents, None]:
     try:
         if isinstance(prompt, str):
             async with aclosing(messages_of(conversation, prompt)) as messages:

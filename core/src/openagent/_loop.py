@@ -518,7 +518,7 @@ class TurnEvents:
     interrupted, as the loop did; the events one provider event makes are all handed on.
     """
 
-    __slots__ = ("_conversation", "_turn", "_reader", "_first", "_pending", "_done", "_error")
+    __slots__ = ("_conversation", "_turn", "_reader", "_first", "_pending", "_done", "_error", "_one")
 
     def __init__(
         self, conversation: Conversation, turn: TurnBuilder, reader: EventReader, first: ModelEvent | None
@@ -530,6 +530,11 @@ class TurnEvents:
         self._pending: list[StreamEvent] = []  # the rest of the last provider event's, reversed
         self._done = first is None
         self._error: BaseException | None = None
+        self._one: Callable[[dict[str, Any]], StreamEvent] | None = None  # one event, top level
+        if conversation.runtime.parent_tool_use_id is None:  # the hot path: no list, no generic build
+            make = StreamEvent.__pydantic_validator__.validate_python
+            session, ids = conversation.state.session_id, conversation._event_ids
+            self._one = lambda e: make({"uuid": next(ids), "session_id": session, "event": e})
 
     async def next(self) -> StreamEvent | None:
         """The next partial event; ``None`` once the stream ended, was interrupted, or a read failed."""
@@ -543,10 +548,12 @@ class TurnEvents:
             if event is None and not conversation._interrupted:
                 event = await self._reader.next()
             while event is not None:
-                if out := conversation._partial(turn.feed(event)):
-                    if len(out) > 1:
-                        self._pending = out[:0:-1]
-                    return out[0]
+                if out := turn.feed(event):
+                    if len(out) == 1 and (one := self._one) is not None:
+                        return one(out[0])
+                    events = conversation._partial(out)
+                    self._pending = events[:0:-1]
+                    return events[0]
                 event = None if conversation._interrupted else await self._reader.next()
         except BaseException as exc:  # raised again inside the turn (`raise_error`)
             self._error = exc

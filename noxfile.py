@@ -29,6 +29,7 @@ CHECKS = ["tests", "lint", "types", "contract", "compat", "reliability", "securi
 SECONDS = {
     "tests(package='mcp')": 120, "tests(package='cli')": 60, "integration": 51, "security": 46,
     "tests(package='local')": 45, "tests(package='viewer')": 65, "reliability": 31,
+    "tests(package='temporal')": 70,
 }  # fmt: skip
 CHECK_TIMEOUT = 20 * 60  # a check that hangs fails the run instead of holding it to CI's limit
 
@@ -43,7 +44,11 @@ TEST_DEPS = [
 # Workspace plugins a package's tests drive without depending on them: the CLI tests run the openai
 # plugin against the scripted loopback server, the tools plugin's AskUserQuestion, and the local plugin (the
 # embedded default).
-TEST_PLUGINS = {"cli": ["openai", "tools", "local"], "viewer": ["openai", "sqlite", "redis", "postgres"]}
+TEST_PLUGINS = {
+    "cli": ["openai", "tools", "local"],
+    "viewer": ["openai", "sqlite", "redis", "postgres"],
+    "temporal": ["openai", "cli"],  # workers and `openagent batch` against the scripted server
+}
 # Debian packages a package's tests need (servers started on loopback by the tests themselves; the viewer's
 # run in Debian's Chromium, which Playwright drives: its own browser download cannot run here).
 APT = {
@@ -346,6 +351,14 @@ def bench(session: nox.Session) -> None:
         "httpx",
     )  # fmt: skip  # claude-agent-sdk: (g) and cold run its own CLI against the same loopback server
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def durable(session: nox.Session) -> None:
+    """Durable runs at scale: 1,000 conversations over two Temporal workers, one of them killed."""
+    _apt(session, APT["postgres"])
+    _install(session, "temporal", "openai", "postgres")
+    session.run("python", "benchmarks/durable.py", *session.posargs)
 
 
 @nox.session

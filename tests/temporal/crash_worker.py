@@ -12,6 +12,7 @@ import os
 import sys
 from datetime import timedelta
 
+import anyio
 from temporalio.client import Client
 from temporalio.common import RetryPolicy
 
@@ -24,10 +25,11 @@ server, queue, model_url, ledger, retries = sys.argv[1:6]
 @tool
 async def work(step: int, seconds: float, context: ToolContext) -> str:
     """Do one step of work."""
-    seen = os.path.exists(ledger) and context.tool_use_id in open(ledger).read()
-    with open(ledger, "a") as out:
-        out.write(json.dumps({"id": context.tool_use_id, "pid": os.getpid(), "step": step}) + "\n")
-    await asyncio.sleep(0 if seen else seconds)
+    path = anyio.Path(ledger)
+    seen = await path.exists() and context.tool_use_id in await path.read_text()
+    async with await anyio.open_file(ledger, "a") as out:
+        await out.write(json.dumps({"id": context.tool_use_id, "pid": os.getpid(), "step": step}) + "\n")
+    await anyio.sleep(0 if seen else seconds)
     return f"step {step} done"
 
 
@@ -41,7 +43,7 @@ async def main() -> None:
     client = await Client.connect(server)
     async with worker(client, queue, {"crash": agent}):
         print("ready", flush=True)
-        await asyncio.Event().wait()
+        await anyio.sleep_forever()
 
 
 asyncio.run(main())

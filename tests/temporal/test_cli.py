@@ -33,11 +33,13 @@ def model_server() -> Iterator[ScriptedServer]:
         yield server
 
 
-async def test_batch_runs_each_line_once_and_skips_what_finished(temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer) -> None:
+async def test_batch_runs_each_line_once_and_skips_what_finished(
+    temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer
+) -> None:
     prompts = tmp_path / "prompts.jsonl"
     lines = [json.dumps(f"question {i}") for i in range(8)] + [json.dumps({"id": "mine", "prompt": "q"})]
     prompts.write_text("\n".join(lines) + "\n")
-    worker_process = subprocess.Popen(
+    worker_process = subprocess.Popen(  # noqa: ASYNC220 - a server for the test's length, read line by line
         [OPENAGENT, "worker", "--temporal", temporal_server, "-q", task_queue, "-m", "openai-compatible:batch",
          "--base-url", model_server.url],
         env={**env(), "OPENAI_API_KEY": "k"}, stderr=subprocess.PIPE, text=True,
@@ -45,7 +47,17 @@ async def test_batch_runs_each_line_once_and_skips_what_finished(temporal_server
     try:
         assert worker_process.stderr is not None
         assert "worker on" in worker_process.stderr.readline()
-        command = [OPENAGENT, "batch", str(prompts), "--temporal", temporal_server, "-q", task_queue, "-c", "4"]
+        command = [
+            OPENAGENT,
+            "batch",
+            str(prompts),
+            "--temporal",
+            temporal_server,
+            "-q",
+            task_queue,
+            "-c",
+            "4",
+        ]
         with anyio.fail_after(120):
             first = await anyio.run_process(command, env=env(), check=False)
         assert first.returncode == 0, first.stderr.decode()
@@ -81,7 +93,9 @@ def deploy(target: str) -> str:
 async def test_approve_from_the_command_line(temporal_server: str, task_queue: str, tmp_path: Path) -> None:
     model = ScriptedModel([[tool_call("deploy", {"target": "prod"}, id="D1")], ["deployed"]])
     client = await Client.connect(temporal_server)
-    async with worker(client, task_queue, {"ops": AgentOptions(model=model, tools=[deploy], cwd=str(tmp_path))}):
+    async with worker(
+        client, task_queue, {"ops": AgentOptions(model=model, tools=[deploy], cwd=str(tmp_path))}
+    ):
         run = await start_run(client, "deploy", task_queue=task_queue, agent="ops")
         with anyio.fail_after(60):
             async for message in run.messages():
@@ -90,9 +104,13 @@ async def test_approve_from_the_command_line(temporal_server: str, task_queue: s
             base = ["--temporal", temporal_server]
             listed = await anyio.run_process([OPENAGENT, "approve", run.id, *base], env=env())
             assert json.loads(listed.stdout)["tool_use_id"] == "D1"
-            wrong = await anyio.run_process([OPENAGENT, "approve", run.id, "D2", "allow", *base], env=env(), check=False)
+            wrong = await anyio.run_process(
+                [OPENAGENT, "approve", run.id, "D2", "allow", *base], env=env(), check=False
+            )
             assert wrong.returncode == 1 and b"no tool call 'D2' is waiting" in wrong.stderr
             done = await anyio.run_process([OPENAGENT, "approve", run.id, "D1", "allow", *base], env=env())
             assert done.stdout.decode().strip() == "allow: D1"
             result = await run.result()
-    assert result.result == "deployed" and model.requests[-1].messages[-1].content[0].content == "deployed prod"
+    assert (
+        result.result == "deployed" and model.requests[-1].messages[-1].content[0].content == "deployed prod"
+    )

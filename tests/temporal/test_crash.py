@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,17 +61,22 @@ def ledger_lines(ledger: Path) -> list[dict[str, Any]]:
 
 async def until(condition: Any, seconds: float = 60) -> None:
     with anyio.fail_after(seconds):
-        while not condition():
+        while not condition():  # noqa: ASYNC110 - another process's file or a server thread's count
             await anyio.sleep(0.05)
 
 
 @pytest.mark.parametrize("retries", [0, 1], ids=["not-retried", "retried-once"])
-async def test_a_worker_killed_mid_tool_call(temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer, retries: int) -> None:
-    model_server.add_script("crash", [
-        Turn(tool_calls=[ToolCall("work", {"step": 1, "seconds": 0}, id="c1")]),
-        Turn(tool_calls=[ToolCall("work", {"step": 2, "seconds": 60}, id="c2")]),
-        Turn(text="finished"),
-    ])
+async def test_a_worker_killed_mid_tool_call(
+    temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer, retries: int
+) -> None:
+    model_server.add_script(
+        "crash",
+        [
+            Turn(tool_calls=[ToolCall("work", {"step": 1, "seconds": 0}, id="c1")]),
+            Turn(tool_calls=[ToolCall("work", {"step": 2, "seconds": 60}, id="c2")]),
+            Turn(text="finished"),
+        ],
+    )
     ledger = tmp_path / "ledger.jsonl"
     workers = Workers(temporal_server, task_queue, model_server.url, ledger, retries)
     try:
@@ -101,11 +105,16 @@ async def test_a_worker_killed_mid_tool_call(temporal_server: str, task_queue: s
         assert "did not complete" in answer["content"]  # the model is told; nothing ran it again
 
 
-async def test_a_worker_killed_mid_model_stream(temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer) -> None:
-    model_server.add_script("crash", [
-        Turn(tool_calls=[ToolCall("work", {"step": 1, "seconds": 0}, id="c1")]),
-        Turn(text=[f"w{i} " for i in range(40)], delay=0.25),
-    ])
+async def test_a_worker_killed_mid_model_stream(
+    temporal_server: str, task_queue: str, tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.add_script(
+        "crash",
+        [
+            Turn(tool_calls=[ToolCall("work", {"step": 1, "seconds": 0}, id="c1")]),
+            Turn(text=[f"w{i} " for i in range(40)], delay=0.25),
+        ],
+    )
     ledger = tmp_path / "ledger.jsonl"
     workers = Workers(temporal_server, task_queue, model_server.url, ledger, 0)
     try:

@@ -3,7 +3,6 @@ subagents as child workflows, sessions any process can resume."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
@@ -25,7 +24,11 @@ def add(a: int, b: int) -> int:
 
 def script() -> list[Any]:
     return [
-        [tool_call("add", {"a": 2, "b": 3}, id="c1"), tool_call("add", {"a": 1, "b": 1}, id="c2"), usage(10, 4)],
+        [
+            tool_call("add", {"a": 2, "b": 3}, id="c1"),
+            tool_call("add", {"a": 1, "b": 1}, id="c2"),
+            usage(10, 4),
+        ],
         ["2 + 3 = 5, and 1 + 1 = 2", usage(20, 9)],
     ]
 
@@ -42,18 +45,34 @@ def comparable(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     def options(model: ScriptedModel) -> AgentOptions:
         return AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
 
-    expected = [m async for m in query(prompt="add them", options=options(ScriptedModel(script())).replace(session_id="s-1"))]
+    expected = [
+        m
+        async for m in query(
+            prompt="add them", options=options(ScriptedModel(script())).replace(session_id="s-1")
+        )
+    ]
     model = ScriptedModel(script())
     client = await Client.connect(temporal_server)
     async with worker(client, task_queue, {"adder": options(model)}):
-        got = [m async for m in durable_query(prompt="add them", client=client, task_queue=task_queue, agent="adder", session_id="s-1")]
+        got = [
+            m
+            async for m in durable_query(
+                prompt="add them", client=client, task_queue=task_queue, agent="adder", session_id="s-1"
+            )
+        ]
     assert comparable(got) == comparable(expected)
     assert [type(m).__name__ for m in got] == [
-        "SystemMessage", "AssistantMessage", "UserMessage", "AssistantMessage", "ResultMessage",
+        "SystemMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
     ]
     assert got[-1].result == "2 + 3 = 5, and 1 + 1 = 2"
 
@@ -71,7 +90,9 @@ async def first(run: Any, kind: type, predicate: Any = lambda m: True) -> Any:
     raise AssertionError(f"no {kind.__name__} came")
 
 
-async def test_an_approval_after_both_workers_restarted_resumes_the_run(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_an_approval_after_both_workers_restarted_resumes_the_run(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     from openagent import SystemMessage
 
     model = ScriptedModel([[tool_call("launch", {"target": "rocket"}, id="L1")], ["done: launched"]])
@@ -98,10 +119,14 @@ async def test_an_approval_after_both_workers_restarted_resumes_the_run(temporal
     assert sent.content[0].content == "launched rocket"  # the approved call ran, once
 
 
-async def test_a_denial_reaches_the_model_as_the_callback_s_would(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_a_denial_reaches_the_model_as_the_callback_s_would(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     model = ScriptedModel([[tool_call("launch", {"target": "rocket"}, id="L1")], ["not launched"]])
     client = await Client.connect(temporal_server)
-    async with worker(client, task_queue, {"ops": AgentOptions(model=model, tools=[launch], cwd=str(tmp_path))}):
+    async with worker(
+        client, task_queue, {"ops": AgentOptions(model=model, tools=[launch], cwd=str(tmp_path))}
+    ):
         run = await start_run(client, "launch it", task_queue=task_queue, agent="ops")
         from openagent import SystemMessage
 
@@ -123,7 +148,9 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
-async def test_interrupt_by_signal_cuts_the_call_in_flight(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_interrupt_by_signal_cuts_the_call_in_flight(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     from datetime import timedelta
 
     model = ScriptedModel([[tool_call("nap", {"seconds": 60}, id="N1")], ["never"]])
@@ -144,14 +171,23 @@ async def test_interrupt_by_signal_cuts_the_call_in_flight(temporal_server: str,
 
 
 async def test_a_subagent_runs_as_a_child_workflow(temporal_server: str, task_queue: str, tmp_path) -> None:
-    model = ScriptedModel([
-        [tool_call("Task", {"description": "sum", "prompt": "add 2 and 3", "subagent_type": "math"}, id="T1")],
-        [tool_call("add", {"a": 2, "b": 3}, id="c1")],
-        ["five"],
-        ["the helper says five"],
-    ])
+    model = ScriptedModel(
+        [
+            [
+                tool_call(
+                    "Task", {"description": "sum", "prompt": "add 2 and 3", "subagent_type": "math"}, id="T1"
+                )
+            ],
+            [tool_call("add", {"a": 2, "b": 3}, id="c1")],
+            ["five"],
+            ["the helper says five"],
+        ]
+    )
     options = AgentOptions(
-        model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions",
+        model=model,
+        tools=[add],
+        cwd=str(tmp_path),
+        permission_mode="bypassPermissions",
         agents={"math": AgentDefinition(description="does sums", prompt="You add.")},
     )
     client = await Client.connect(temporal_server)
@@ -169,15 +205,27 @@ async def test_a_subagent_runs_as_a_child_workflow(temporal_server: str, task_qu
     assert task_result.tool_use_id == "T1" and task_result.content == "five"
 
 
-async def test_the_session_is_resumable_in_process_afterwards(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_the_session_is_resumable_in_process_afterwards(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     model = ScriptedModel(script())
     options = AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
     client = await Client.connect(temporal_server)
     async with worker(client, task_queue, {"adder": options}):
-        got = [m async for m in durable_query(prompt="add them", client=client, task_queue=task_queue, agent="adder", session_id="sess-9")]
+        got = [
+            m
+            async for m in durable_query(
+                prompt="add them", client=client, task_queue=task_queue, agent="adder", session_id="sess-9"
+            )
+        ]
     assert got[-1].session_id == "sess-9"
     later = ScriptedModel([["you asked me to add"]])
-    again = [m async for m in query(prompt="what did I ask?", options=AgentOptions(model=later, cwd=str(tmp_path), resume="sess-9"))]
+    again = [
+        m
+        async for m in query(
+            prompt="what did I ask?", options=AgentOptions(model=later, cwd=str(tmp_path), resume="sess-9")
+        )
+    ]
     assert again[-1].result == "you asked me to add"
     history = later.requests[0].messages
     assert [m.type for m in history] == ["user", "assistant", "user", "assistant", "user"]

@@ -28,9 +28,9 @@ tool types both kinds of code share). Every other module of the package is priva
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
   `submit`, `prepare_request`, `model_turn`, `turn_cost`, `count_turn`, `decide`, `tool_call`,
   `tool_results`, `after_tools`, `turn_limit`, `result_message`; and what an engine needs around them:
-  `hook_input` (what every hook input holds), `restore_session` (where a run resumes), `entry_for` (a message as a session entry), `compact` (the
-  history, compacted), `child_runtime` (a subagent's runtime, as the ``Task`` tool would make it), `parse_message` (a message
-  from its JSON data).
+  `hook_input` (what every hook input holds), `restore_session` (where a run resumes), `entry_for` (a
+  message as a session entry), `compact` (the history, compacted), `child_runtime` (a subagent's runtime,
+  as the ``Task`` tool would make it), `parse_message` (a message from its JSON data).
 """
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ from ._tools import SdkMcpServer, Toolset, create_sdk_mcp_server
 from ._types import RawBlock, Usage, parse_message
 
 if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps the whole loop
+    from ._agents import child_runtime
+    from ._compaction import compact
     from ._contract import ProviderContract
     from ._hookspecs import (
         RegisterHook,
@@ -107,8 +109,6 @@ if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps
         RegisterToolset,
         hookimpl,
     )
-    from ._agents import child_runtime
-    from ._compaction import compact
     from ._plugins import PluginInfo, Registry, list_plugins, registry, resolve
     from ._runtime import Runtime, open_runtime
     from ._runtime import prepare as prepare_runtime

@@ -10,10 +10,10 @@
   stores that deduplicate by uuid).
 - ``openagent.compact``: the history, compacted.
 
-Model turns and tool calls heartbeat while they run, so a worker that dies is noticed within the agent's
-``heartbeat_timeout``. Provider errors keep the in-process loop's classification: what `ProviderError`
-says is not retryable (a 400, bad credentials, a context overflow) fails at once; a ``Retry-After`` sets
-the next attempt's delay.
+Every activity heartbeats while it runs, so a worker that dies is noticed within the agent's
+``heartbeat_timeout`` (not at the end of the activity's start-to-close timeout). Provider errors keep the
+in-process loop's classification: what `ProviderError` says is not retryable (a 400, bad credentials, a
+context overflow) fails at once; a ``Retry-After`` sets the next attempt's delay.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ def _failure(exc: ProviderError) -> ApplicationError:
 @activity.defn(name="openagent.start")
 async def start(spec: RunSpec) -> dict[str, Any]:
     """Where a run begins: its state (the session's history when it resumes), init message, first outcome."""
+    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        return await _start(spec)
+
+
+async def _start(spec: RunSpec) -> dict[str, Any]:
     runtime = await _registry.opened_runtime(spec)
     state = new_state(runtime, spec.session_id)
     if spec.parent_permission_mode is not None:
@@ -91,7 +96,11 @@ async def start(spec: RunSpec) -> dict[str, Any]:
     state.begin_prompt()
     init = runtime.init_message(state.session_id, state.permission_mode)
     outcome = await submit(runtime, state, spec.prompt, first=True)
-    return {"state": state.to_json(), "init": init.model_dump(mode="json"), "outcome": outcome_to_json(outcome)}
+    return {
+        "state": state.to_json(),
+        "init": init.model_dump(mode="json"),
+        "outcome": outcome_to_json(outcome),
+    }
 
 
 @activity.defn(name="openagent.model_turn")
@@ -104,7 +113,9 @@ async def turn(given: TurnInput) -> dict[str, Any]:
     began = time.monotonic()
     try:
         async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
-            message = await model_turn(runtime.provider, request, parent_tool_use_id=runtime.parent_tool_use_id)
+            message = await model_turn(
+                runtime.provider, request, parent_tool_use_id=runtime.parent_tool_use_id
+            )
     except ProviderError as exc:
         raise _failure(exc) from exc
     return {
@@ -143,7 +154,9 @@ async def call_tool(given: ToolInput) -> dict[str, Any]:
         assert answer is not None
         if answer.behavior == "allow":
             return PermissionResultAllow(updated_input=answer.updated_input)
-        return PermissionResultDeny(message=answer.message or "denied by a person", interrupt=answer.interrupt)
+        return PermissionResultDeny(
+            message=answer.message or "denied by a person", interrupt=answer.interrupt
+        )
 
     options = runtime.options
     if options.can_use_tool is None:
@@ -177,7 +190,8 @@ async def decide_turn(spec: RunSpec, state: dict[str, Any], last: dict[str, Any]
     runtime = await _registry.opened_runtime(spec)
     run_state = RunState.from_json(state)
     message = parse_message(last)
-    outcome = await decide(runtime, run_state, message, interrupted=False)  # type: ignore[arg-type]
+    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        outcome = await decide(runtime, run_state, message, interrupted=False)  # type: ignore[arg-type]
     return {"state": run_state.to_json(), "outcome": outcome_to_json(outcome)}
 
 
@@ -192,11 +206,14 @@ async def persist(spec: RunSpec, key: dict[str, str], session_id: str, entries: 
         data = dict(item)
         fields = data.pop("_entry", {})
         rows.append({**entry_for(parse_message(data), session_id), **fields})
-    await runtime.store.append(key, rows)  # type: ignore[arg-type]
+    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        await runtime.store.append(key, rows)  # type: ignore[arg-type]
 
 
 @activity.defn(name="openagent.compact")
-async def compact_history(spec: RunSpec, state: dict[str, Any], window: int | None, force: bool) -> dict[str, Any]:
+async def compact_history(
+    spec: RunSpec, state: dict[str, Any], window: int | None, force: bool
+) -> dict[str, Any]:
     """Compact the history (the agent's compaction policy): the new state and the boundary message."""
     from openagent.plugin import compact
 
@@ -204,10 +221,11 @@ async def compact_history(spec: RunSpec, state: dict[str, Any], window: int | No
     run_state = RunState.from_json(state)
     policy = runtime.options.compaction
     assert policy is not None
-    history, boundary = await compact(
-        run_state.history, runtime.provider, policy, model=runtime.model, trigger="auto", window=window,
-        extra=runtime.extra_tokens(), force=force,
-    )  # fmt: skip
+    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        history, boundary = await compact(
+            run_state.history, runtime.provider, policy, model=runtime.model, trigger="auto", window=window,
+            extra=runtime.extra_tokens(), force=force,
+        )  # fmt: skip
     run_state.use_history(history)
     return {"state": run_state.to_json(), "boundary": boundary.model_dump(mode="json")}
 

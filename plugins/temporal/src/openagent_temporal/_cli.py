@@ -1,4 +1,4 @@
-"""``openagent worker``, ``openagent batch`` and ``openagent approve`` (added through ``register_commands``)."""
+"""``openagent worker``, ``openagent batch`` and ``openagent approve`` (through ``register_commands``)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+import anyio
 import click
 
 __all__ = ["approve", "batch", "worker_command"]
@@ -39,8 +40,11 @@ async def _connect(address: str, namespace: str) -> Any:
 
 
 def _load_agents(reference: str) -> Mapping[str, Any]:
-    """``module:attribute`` → agents: a mapping of names to options, one `AgentOptions` (``default``), or a
-    function returning either."""
+    """The agents ``module:attribute`` names.
+
+    The attribute is a mapping of names to options, one `AgentOptions` (named ``default``), or a function
+    returning either.
+    """
     from openagent import AgentOptions
 
     from ._registry import DurableAgent
@@ -57,7 +61,9 @@ def _load_agents(reference: str) -> Mapping[str, Any]:
         value = value()
     if isinstance(value, AgentOptions | DurableAgent):
         return {"default": value}
-    if not isinstance(value, Mapping) or not all(isinstance(v, AgentOptions | DurableAgent) for v in value.values()):
+    if not isinstance(value, Mapping) or not all(
+        isinstance(v, AgentOptions | DurableAgent) for v in value.values()
+    ):
         _fail(f"--agents {reference!r}: expected a mapping of names to AgentOptions or DurableAgent")
     return value
 
@@ -96,8 +102,10 @@ def worker_command(
 
         client = await _connect(address, namespace)
         async with worker(client, task_queue, agents, max_concurrent_activities=max_concurrent):
-            click.echo(f"worker on {address} queue {task_queue!r}: agents {', '.join(sorted(agents))}", err=True)
-            await asyncio.Event().wait()
+            click.echo(
+                f"worker on {address} queue {task_queue!r}: agents {', '.join(sorted(agents))}", err=True
+            )
+            await anyio.sleep_forever()
 
     try:
         asyncio.run(serve())
@@ -137,8 +145,11 @@ def approve(run_id: str, tool_use_id: str | None, decision: str | None, message:
 
 
 def _read_prompts(path: Path, agent: str) -> list[dict[str, Any]]:
-    """The lines of a prompts file: a JSON string, or an object with ``prompt`` (and optionally ``id``,
-    ``session_id`` and run options); each gets an id (its own, else a hash of agent and prompt)."""
+    """The lines of a prompts file, each with an id (its own, else a hash of agent and line).
+
+    A line is a JSON string, or an object with ``prompt`` (and optionally ``id``, ``session_id`` and run
+    options).
+    """
     items = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -212,8 +223,9 @@ async def _batch(todo: list[dict[str, Any]], skipped: int, total: int, output: P
     started = time.monotonic()
     columns = [
         TextColumn("[bold]{task.description}"), BarColumn(),
-        TextColumn("{task.fields[done]} done · {task.fields[failed]} failed · {task.fields[running]} running"),
-        TextColumn("{task.fields[rate]:.1f}/s"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        TextColumn("{task.fields[done]} done · {task.fields[failed]} failed"),
+        TextColumn("· {task.fields[running]} running · {task.fields[rate]:.1f}/s"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
     ]  # fmt: skip
     with output.open("a", encoding="utf-8") as sink, Progress(*columns, transient=False) as progress:
         bar = progress.add_task("runs", total=total, completed=skipped, **counts, rate=0.0)

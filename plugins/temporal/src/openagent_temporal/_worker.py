@@ -19,7 +19,15 @@ from ._workflow import AgentWorkflow
 
 __all__ = ["run_worker", "worker"]
 
-PASSED_THROUGH = ("openagent", "openagent_temporal", "pydantic", "pydantic_core", "anyio", "httpx", "httpcore")
+PASSED_THROUGH = (
+    "openagent",
+    "openagent_temporal",
+    "pydantic",
+    "pydantic_core",
+    "anyio",
+    "httpx",
+    "httpcore",
+)
 """Modules the workflow sandbox imports once, not per run: the core's decisions are deterministic, and
 re-importing the package for every workflow would cost more than the run."""
 

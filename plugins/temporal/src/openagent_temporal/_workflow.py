@@ -78,7 +78,11 @@ class AgentWorkflow:
         runtime, agent = _registry.runtime_for(spec), _registry.agent(spec.agent)
         began = workflow.time()
         opened = await workflow.execute_activity(
-            _activities.start, spec, start_to_close_timeout=timedelta(minutes=5), retry_policy=_QUICK
+            _activities.start,
+            spec,
+            start_to_close_timeout=timedelta(minutes=5),
+            retry_policy=_QUICK,
+            heartbeat_timeout=agent.heartbeat_timeout,
         )
         state = RunState.from_json(opened["state"])
         self._say(opened["init"])
@@ -131,7 +135,9 @@ class AgentWorkflow:
             out["messages"] = self._messages
         return out
 
-    async def _model_turn(self, spec: RunSpec, runtime: Runtime, request: ModelRequest) -> dict[str, Any] | Finish:
+    async def _model_turn(
+        self, spec: RunSpec, runtime: Runtime, request: ModelRequest
+    ) -> dict[str, Any] | Finish:
         agent = _registry.agent(spec.agent)
         handle = workflow.start_activity(
             _activities.turn,
@@ -160,6 +166,7 @@ class AgentWorkflow:
             args=[spec, state.to_json(), response.model_dump(mode="json")],
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=_QUICK,
+            heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,
         )
         return RunState.from_json(decided["state"]), outcome_from_json(decided["outcome"])
 
@@ -170,7 +177,9 @@ class AgentWorkflow:
             return [await self._tool(spec, runtime, state, call) for call in calls]
         return list(await asyncio.gather(*(self._tool(spec, runtime, state, call) for call in calls)))
 
-    async def _tool(self, spec: RunSpec, runtime: Runtime, state: RunState, call: Any) -> ToolCallResult | None:
+    async def _tool(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, call: Any
+    ) -> ToolCallResult | None:
         """One call: a subagent as a child workflow, anything else as an activity; waits for a person's
         answer when the call asks; ``None`` when an interrupt cut it off.
         """  # noqa: D205
@@ -198,7 +207,9 @@ class AgentWorkflow:
             except (ActivityError, asyncio.CancelledError) as exc:
                 if self._interrupted:
                     return None
-                text = f"Error: the call did not complete ({_reason(exc)}); it may or may not have taken effect"
+                text = (
+                    f"Error: the call did not complete ({_reason(exc)}); it may or may not have taken effect"
+                )
                 return ToolCallResult(ToolResultBlock(tool_use_id=call.id, content=text, is_error=True))
             if "ask" not in done:
                 rules = done["rules"]
@@ -235,7 +246,9 @@ class AgentWorkflow:
         handed = [m for m in messages if isinstance(m, AssistantMessage | UserMessage)]
         last = next((_text(m) for m in reversed(handed) if isinstance(m, AssistantMessage) and _text(m)), "")
         if getattr(result, "is_error", True):
-            content = f"subagent {kind!r} stopped ({getattr(result, 'subtype', 'no result')}): {last}".rstrip()
+            content = (
+                f"subagent {kind!r} stopped ({getattr(result, 'subtype', 'no result')}): {last}".rstrip()
+            )
             block = ToolResultBlock(tool_use_id=call.id, content=content, is_error=True)
         else:
             block = ToolResultBlock(tool_use_id=call.id, content=getattr(result, "result", None) or last)
@@ -253,13 +266,18 @@ class AgentWorkflow:
         """Compact the history when it nears the model's known window (compaction is an activity)."""
         policy = runtime.options.compaction
         window = policy.window(runtime.profile) if policy is not None else None
-        if policy is None or window is None or not policy.needed(state.history, window, runtime.extra_tokens()):
+        if (
+            policy is None
+            or window is None
+            or not policy.needed(state.history, window, runtime.extra_tokens())
+        ):
             return state
         compacted = await workflow.execute_activity(
             _activities.compact_history,
             args=[spec, state.to_json(), window, False],
             start_to_close_timeout=_registry.agent(spec.agent).model_timeout,
             retry_policy=_registry.agent(spec.agent).model_retry,
+            heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,
         )
         state = RunState.from_json(compacted["state"])
         history = [m.model_dump(mode="json", exclude_none=True) for m in state.history]
@@ -277,6 +295,7 @@ class AgentWorkflow:
             args=[spec, state.session_key, state.session_id, entries],
             start_to_close_timeout=timedelta(minutes=1),
             retry_policy=_QUICK,
+            heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,
         )
 
     def _keep(self, message: Any, *, say: bool = True, fields: dict[str, Any] | None = None) -> Any:
@@ -316,7 +335,9 @@ class AgentWorkflow:
     def _check_approval(self, tool_use_id: str, answer: Approval) -> None:
         if tool_use_id not in self._asks:
             waiting = ", ".join(sorted(self._asks)) or "none"
-            raise ApplicationError(f"no tool call {tool_use_id!r} is waiting for approval (waiting: {waiting})")
+            raise ApplicationError(
+                f"no tool call {tool_use_id!r} is waiting for approval (waiting: {waiting})"
+            )
         if answer.behavior not in ("allow", "deny"):
             raise ApplicationError(f"an approval is 'allow' or 'deny', not {answer.behavior!r}")
 

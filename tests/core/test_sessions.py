@@ -86,6 +86,7 @@ async def test_resume_rebuilds_the_exact_history_the_model_saw(tmp_path):
 
 async def test_fork_continue_list_and_delete(tmp_path):
     one = await run("first", AgentOptions(model=ScriptedModel(["a"]), cwd=tmp_path))
+    await anyio.sleep(0.05)  # "most recent" is by file mtime, which the kernel updates in ticks of a few ms
     forked = await run(
         "fork it",
         AgentOptions(model=ScriptedModel(["b"]), cwd=tmp_path, resume=one.session_id, fork_session=True),

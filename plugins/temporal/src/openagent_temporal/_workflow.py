@@ -123,6 +123,13 @@ class AgentWorkflow:
                     state.remember(response)
             last = response
             state, outcome = await self._decide(spec, runtime, state, response)
+        return await self._close(spec, runtime, state, outcome, last, began)
+
+    async def _close(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, outcome: Finish | Pause,
+        last: AssistantMessage | None, began: float,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The one exit: the `ResultMessage` (timed by the workflow's clock), written and handed on."""
         result = result_message(outcome, state, 0.0, last).model_copy(
             update={"duration_ms": int((workflow.time() - began) * 1000), "uuid": workflow.uuid4().hex}
         )

@@ -91,9 +91,13 @@ async def worker_main(server: str, queue: str, model_url: str, store_url: str, l
 
     from openagent_temporal import DurableAgent, worker
 
-    agent = DurableAgent(agent_options(model_url, store_url, ledger), heartbeat_timeout=timedelta(seconds=10))
+    agent = DurableAgent(
+        agent_options(model_url, store_url, ledger), heartbeat_timeout=timedelta(seconds=10),
+        local_model_turns=os.environ.get("DURABLE_LOCAL_TURNS") == "1",
+    )  # fmt: skip
     client = await Client.connect(server)
-    async with worker(client, queue, {"bench": agent}, max_concurrent_activities=200):
+    sandboxed = os.environ.get("DURABLE_SANDBOX", "1") == "1"
+    async with worker(client, queue, {"bench": agent}, sandboxed=sandboxed, max_concurrent_activities=200):
         print("ready", flush=True)
         await anyio.sleep_forever()
 
@@ -122,8 +126,16 @@ def start_temporal() -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("the Temporal dev server did not start")
 
 
-def start_worker(args: list[str]) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAGENT_PLUGINS"}
+MODES = {
+    "default": {"DURABLE_SANDBOX": "1", "DURABLE_LOCAL_TURNS": "0"},
+    "fast": {"DURABLE_SANDBOX": "0", "DURABLE_LOCAL_TURNS": "1"},
+}
+"""default: `worker()` and `DurableAgent` as they come (sandboxed workflows, model turns as activities);
+fast: ``sandboxed=False`` and ``local_model_turns=True``."""
+
+
+def start_worker(args: list[str], mode: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "OPENAGENT_PLUGINS": "openai,postgres,temporal"} | MODES[mode]
     process = subprocess.Popen(
         [sys.executable, __file__, "--worker", *args], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -148,8 +160,9 @@ async def durable(
         async with gate:
             try:
                 run = await start_run(
-                    client, f"job {i}", task_queue=queue, agent="bench", session_id=f"d-{i}", run_id=f"d-{i}"
-                )
+                    client, f"job {i}", task_queue=queue, agent="bench", session_id=f"{queue}-{i}",
+                    run_id=f"{queue}-{i}",
+                )  # fmt: skip
                 result = await run.result()
                 outcomes[
                     "completed" if result.subtype == "success" and result.result == "all done" else "failed"
@@ -211,6 +224,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-kill", action="store_true", help="kill no worker (the crash-free rate)")
+    parser.add_argument("--modes", default="default,fast", help="worker set-ups to run: default, fast")
     parser.add_argument("--worker", nargs=5, metavar=("SERVER", "QUEUE", "MODEL_URL", "STORE_URL", "LEDGER"))
     parser.add_argument("--json", type=Path, default=HERE / "results" / "durable.json")
     args = parser.parse_args()
@@ -227,56 +241,60 @@ def main() -> None:
     workers: list[subprocess.Popen[str]] = []
     folder = Path(tempfile.mkdtemp(prefix="openagent-durable-"))
     ledger = folder / "ledger.txt"
+    report: dict[str, Any] = {"conversations": n, "concurrency": args.concurrency, "workers": 2}
     try:
         pg.start()
         with ScriptedServer(record=False) as model:
             model.add_script(MODEL, script())
-            queue = "bench"
-            worker_args = [server, queue, model.url, pg.url, str(ledger)]
-            workers = [start_worker(worker_args), start_worker(worker_args)]
-            kill_after = -1.0 if args.no_kill else rng.uniform(1.0, 4.0)
-            print(
-                f"{n} conversations, 2 workers, concurrency {args.concurrency}, Temporal at {server}",
-                file=sys.stderr,
-            )
-            got = asyncio.run(durable(n, args.concurrency, server, queue, workers[0], kill_after))
-            print(f"  durable: {got}", file=sys.stderr)
-            calls, duplicates = count_calls(ledger, "d-")
+            for mode in args.modes.split(","):
+                worker_args = [server, mode, model.url, pg.url, str(ledger)]
+                workers = [start_worker(worker_args, mode), start_worker(worker_args, mode)]
+                kill_after = -1.0 if args.no_kill else rng.uniform(1.0, 4.0)
+                print(
+                    f"{mode}: {n} conversations, 2 workers, concurrency {args.concurrency}", file=sys.stderr
+                )
+                got = asyncio.run(durable(n, args.concurrency, server, mode, workers[0], kill_after))
+                calls, duplicates = count_calls(ledger, f"{mode}-")
+                stop(workers)
+                report[mode] = {
+                    "completed": got.get("completed", 0),
+                    "failed": got.get("failed", 0),
+                    "tool_executions": calls,
+                    "duplicate_tool_executions": duplicates,
+                    "worker_killed_after_s": round(kill_after, 2),
+                    "seconds": round(got["seconds"], 2),
+                    "throughput_per_s": round(got.get("completed", 0) / got["seconds"], 1),
+                    "ms_per_conversation": round(1000 * got["seconds"] / n, 2),
+                }
             local = asyncio.run(in_process(n, args.concurrency, model.url, pg.url, str(ledger)))
     finally:
-        for process in workers:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+        stop(workers)
         temporal.kill()
         temporal.wait()
         pg.remove()
         shutil.rmtree(folder, ignore_errors=True)
-    report = {
-        "conversations": n,
-        "completed": got.get("completed", 0),
-        "failed": got.get("failed", 0),
-        "tool_executions": calls,
-        "tool_calls_expected": 2 * n,
-        "duplicate_tool_executions": duplicates,
-        "killed_after_s": round(kill_after, 2),
-        "durable_seconds": round(got["seconds"], 2),
-        "throughput_per_s": round(got.get("completed", 0) / got["seconds"], 1),
-        "in_process_seconds": round(local["seconds"], 2),
-        "in_process_completed": local.get("completed", 0),
-        "durable_ms_per_conversation": round(1000 * got["seconds"] / n, 2),
-        "in_process_ms_per_conversation": round(1000 * local["seconds"] / n, 2),
+    report["in_process"] = {
+        "completed": local.get("completed", 0),
+        "seconds": round(local["seconds"], 2),
+        "throughput_per_s": round(local.get("completed", 0) / local["seconds"], 1),
+        "ms_per_conversation": round(1000 * local["seconds"] / n, 2),
     }
-    report["overhead_ms_per_conversation"] = round(
-        report["durable_ms_per_conversation"] - report["in_process_ms_per_conversation"], 2
-    )
+    for mode in args.modes.split(","):
+        report[mode]["overhead_ms_per_conversation"] = round(
+            report[mode]["ms_per_conversation"] - report["in_process"]["ms_per_conversation"], 2
+        )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    width = max(map(len, report))
-    for key, value in report.items():
-        print(f"{key:<{width}}  {value}")
+    print(json.dumps(report, indent=2))
+
+
+def stop(workers: list[subprocess.Popen[str]]) -> None:
+    for process in workers:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ OPENAGENT = str(Path(sys.executable).parent / "openagent")
 
 
 def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "OPENAGENT_PLUGINS"}
+    return {**os.environ, "OPENAGENT_PLUGINS": "openai,cli,temporal"}  # the plugins a user would have
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ class Workers:
         self.processes: list[subprocess.Popen[str]] = []
 
     def start(self) -> subprocess.Popen[str]:
-        env = {k: v for k, v in os.environ.items() if k != "OPENAGENT_PLUGINS"}
+        env = {**os.environ, "OPENAGENT_PLUGINS": "openai,temporal"}
         process = subprocess.Popen(
             [sys.executable, str(HERE / "crash_worker.py"), *self.args],
             stdout=subprocess.PIPE, text=True, env=env,

@@ -45,8 +45,9 @@ def comparable(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["default", "unsandboxed-local-turns"])
 async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(
-    temporal_server: str, task_queue: str, tmp_path
+    temporal_server: str, task_queue: str, tmp_path, fast: bool
 ) -> None:
     def options(model: ScriptedModel) -> AgentOptions:
         return AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
@@ -59,7 +60,8 @@ async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(
     ]
     model = ScriptedModel(script())
     client = await Client.connect(temporal_server)
-    async with worker(client, task_queue, {"adder": options(model)}):
+    agent = DurableAgent(options(model), local_model_turns=fast)
+    async with worker(client, task_queue, {"adder": agent}, sandboxed=not fast):
         got = [
             m
             async for m in durable_query(

@@ -55,6 +55,9 @@ __all__ = ["ACTIVITIES"]
 @contextlib.asynccontextmanager
 async def _heartbeating(every: timedelta) -> AsyncIterator[None]:
     """Heartbeat in the background while the body runs (a tool need not know it runs in an activity)."""
+    if activity.info().is_local:  # a local activity lives in its workflow task: it has nothing to beat
+        yield
+        return
     period = max(every.total_seconds() / 3, 0.2)
 
     async def beat() -> None:

@@ -45,6 +45,10 @@ class DurableAgent:
         tool_timeout: The longest a tool call may take.
         heartbeat_timeout: A model turn or tool call whose worker stops heartbeating this long (it died) is
             handed to another worker (a tool call only when its retry policy allows another attempt).
+        local_model_turns: Run model turns as local activities: in the worker that runs the workflow task,
+            recorded in the history as markers, without a round trip through the task queue (about twice
+            the throughput; a model turn has no side effect to protect). A worker that dies mid-turn is
+            noticed when its workflow task times out (10 s), and the turn runs again on another worker.
     """
 
     options: AgentOptions
@@ -53,6 +57,7 @@ class DurableAgent:
     model_timeout: timedelta = timedelta(minutes=10)
     tool_timeout: timedelta = timedelta(minutes=30)
     heartbeat_timeout: timedelta = timedelta(seconds=30)
+    local_model_turns: bool = False
 
     def tool_retry(self, name: str) -> RetryPolicy:
         """The retry policy of one tool's calls (default: one attempt)."""

@@ -146,13 +146,21 @@ class AgentWorkflow:
         self, spec: RunSpec, runtime: Runtime, request: ModelRequest
     ) -> dict[str, Any] | Finish:
         agent = _registry.agent(spec.agent)
-        handle = workflow.start_activity(
-            _activities.turn,
-            TurnInput(spec, request.to_json()),
-            start_to_close_timeout=agent.model_timeout,
-            heartbeat_timeout=agent.heartbeat_timeout,
-            retry_policy=agent.model_retry,
-        )
+        if agent.local_model_turns:
+            handle = workflow.start_local_activity(
+                _activities.turn,
+                TurnInput(spec, request.to_json()),
+                start_to_close_timeout=agent.model_timeout,
+                retry_policy=agent.model_retry,
+            )
+        else:
+            handle = workflow.start_activity(
+                _activities.turn,
+                TurnInput(spec, request.to_json()),
+                start_to_close_timeout=agent.model_timeout,
+                heartbeat_timeout=agent.heartbeat_timeout,
+                retry_policy=agent.model_retry,
+            )
         try:
             return await self._watched(handle)
         except (ActivityError, asyncio.CancelledError) as exc:
@@ -297,12 +305,11 @@ class AgentWorkflow:
             self._unsaved.clear()
             return
         entries, self._unsaved = self._unsaved, []
-        await workflow.execute_activity(
+        await workflow.execute_local_activity(
             _activities.persist,
             args=[spec, state.session_key, state.session_id, entries],
             start_to_close_timeout=timedelta(minutes=1),
             retry_policy=_QUICK,
-            heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,
         )
 
     def _keep(self, message: Any, *, say: bool = True, fields: dict[str, Any] | None = None) -> Any:

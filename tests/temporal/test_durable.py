@@ -236,3 +236,49 @@ async def test_the_session_is_resumable_in_process_afterwards(
     model2 = ScriptedModel([["still here"]])
     async with worker(client, task_queue + "-2", {"adder": options.replace(model=model2)}):
         pass
+
+
+@tool
+def dump(kilobytes: int) -> str:
+    """Return a large text."""
+    return "x" * (kilobytes * 1024)
+
+
+async def test_a_large_tool_result_stays_out_of_the_history(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent import get_session_messages
+
+    model = ScriptedModel(
+        [[tool_call("dump", {"kilobytes": 90}, id="big")], ["that was long"], ["and again"]]
+    )
+    options = AgentOptions(model=model, tools=[dump], cwd=str(tmp_path), permission_mode="bypassPermissions")
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"dumper": options}):
+        run = await start_run(client, "dump", task_queue=task_queue, agent="dumper", session_id="big-1")
+        with anyio.fail_after(30):
+            result = await run.result()
+        described = await run.handle.describe()
+    assert result.result == "that was long"
+    sent = model.requests[-1].messages[-1].content[0]
+    assert sent.tool_use_id == "big" and sent.content == "x" * 90 * 1024  # the model saw all of it
+    history_bytes = described.raw_description.workflow_execution_info.history_size_bytes
+    assert history_bytes < 40_000, history_bytes  # 90 KB of output (over the 64 KB inline limit): a reference
+    transcript = await get_session_messages("big-1", cwd=str(tmp_path))
+    results = [
+        b
+        for m in transcript
+        for b in (getattr(m, "content", None) if isinstance(getattr(m, "content", None), list) else [])
+        if getattr(b, "tool_use_id", None) == "big"
+    ]
+    assert [len(b.content) for b in results] == [90 * 1024]  # the transcript as query() writes it
+    later = [
+        m
+        async for m in query(
+            prompt="again?", options=AgentOptions(model=model, cwd=str(tmp_path), resume="big-1")
+        )
+    ]
+    assert (
+        later[-1].result == "and again"
+        and model.requests[-1].messages[2].content[0].content == "x" * 90 * 1024
+    )

@@ -47,6 +47,7 @@ from openagent.plugin import (
 
 from . import _registry
 from ._outcomes import call_from_json, outcome_to_json
+from ._payloads import expand_messages, stash
 from ._spec import RunSpec, ToolInput, TurnInput
 
 __all__ = ["ACTIVITIES"]
@@ -111,7 +112,12 @@ async def turn(given: TurnInput) -> dict[str, Any]:
     """One model turn: the request → the assistant message, the seconds it took, and its cost."""
     spec = given.spec
     runtime = await _registry.opened_runtime(spec)
-    request = ModelRequest.from_json(given.request)
+    store = runtime.store
+    data = {
+        **given.request,
+        "messages": await expand_messages(store, given.session_key, given.request["messages"]),
+    }
+    request = ModelRequest.from_json(data)
     request = dataclasses.replace(request, model_profile=runtime.profile)
     began = time.monotonic()
     try:
@@ -177,6 +183,7 @@ async def call_tool(given: ToolInput) -> dict[str, Any]:
     with scope:
         async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
             result = await tool_call(env, call)
+            result = await stash(store, key, result, _registry.agent(spec.agent).inline_limit)
         rules_after = {
             "permission_mode": rules.permission_mode,
             "allowed": rules.allowed,
@@ -205,7 +212,7 @@ async def persist(spec: RunSpec, key: dict[str, str], session_id: str, entries: 
     if runtime.store is None:
         return
     rows = []
-    for item in entries:
+    for item in await expand_messages(runtime.store, key, entries):
         data = dict(item)
         fields = data.pop("_entry", {})
         rows.append({**entry_for(parse_message(data), session_id), **fields})
@@ -221,7 +228,8 @@ async def compact_history(
     from openagent.plugin import compact
 
     runtime = await _registry.opened_runtime(spec)
-    run_state = RunState.from_json(state)
+    history = await expand_messages(runtime.store, state.get("session_key"), state["history"])
+    run_state = RunState.from_json({**state, "history": history})
     policy = runtime.options.compaction
     assert policy is not None
     async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):

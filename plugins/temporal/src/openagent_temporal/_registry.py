@@ -58,6 +58,9 @@ class DurableAgent:
     tool_timeout: timedelta = timedelta(minutes=30)
     heartbeat_timeout: timedelta = timedelta(seconds=30)
     local_model_turns: bool = False
+    inline_limit: int = 64 * 1024
+    """A tool result larger than this (bytes of JSON) is kept in the session store and referenced, so the
+    workflow history and every later payload stay small (only when the run keeps a session)."""
 
     def tool_retry(self, name: str) -> RetryPolicy:
         """The retry policy of one tool's calls (default: one attempt)."""

@@ -69,6 +69,8 @@ class TurnInput:
 
     spec: RunSpec
     request: dict[str, Any]
+    session_key: dict[str, str] | None = None
+    """Where stored tool results are (see `openagent_temporal._payloads`)."""
 
 
 @dataclass

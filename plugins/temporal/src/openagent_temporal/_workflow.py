@@ -109,7 +109,7 @@ class AgentWorkflow:
                 continue
             state = await self._compact(spec, runtime, state)
             await self._persist(spec, runtime, state)
-            turned = await self._model_turn(spec, runtime, prepare_request(runtime, state))
+            turned = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
             if isinstance(turned, Finish):
                 outcome = turned
                 continue
@@ -143,20 +143,20 @@ class AgentWorkflow:
         return out
 
     async def _model_turn(
-        self, spec: RunSpec, runtime: Runtime, request: ModelRequest
+        self, spec: RunSpec, runtime: Runtime, state: RunState, request: ModelRequest
     ) -> dict[str, Any] | Finish:
         agent = _registry.agent(spec.agent)
         if agent.local_model_turns:
             handle = workflow.start_local_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json()),
+                TurnInput(spec, request.to_json(), state.session_key),
                 start_to_close_timeout=agent.model_timeout,
                 retry_policy=agent.model_retry,
             )
         else:
             handle = workflow.start_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json()),
+                TurnInput(spec, request.to_json(), state.session_key),
                 start_to_close_timeout=agent.model_timeout,
                 heartbeat_timeout=agent.heartbeat_timeout,
                 retry_policy=agent.model_retry,

@@ -28,9 +28,10 @@ tool types both kinds of code share). Every other module of the package is priva
   `open_runtime`), `RunState`, the outcomes (`Finish`, `RunTools`, `FollowUp`, `Pause`), and the steps:
   `submit`, `prepare_request`, `model_turn`, `turn_cost`, `count_turn`, `decide`, `tool_call`,
   `tool_results`, `after_tools`, `turn_limit`, `result_message`; and what an engine needs around them:
-  `hook_input` (what every hook input holds), `restore_session` (where a run resumes), `entry_for` (a
-  message as a session entry), `compact` (the history, compacted), `child_runtime` (a subagent's runtime,
-  as the ``Task`` tool would make it), `parse_message` (a message from its JSON data).
+  `hook_input` (what every hook input holds), `run_hooks` (one event's hooks, and what they said),
+  `restore_session` (where a run resumes), `entry_for` (a message as a session entry), `compact` (the
+  history, compacted), `child_runtime` (a subagent's runtime, as the ``Task`` tool would make it),
+  `parse_message` (a message from its JSON data).
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps
     from ._agents import child_runtime
     from ._compaction import compact
     from ._contract import ProviderContract
+    from ._hooks import run_hooks
     from ._hookspecs import (
         RegisterHook,
         RegisterModelProfiles,
@@ -240,6 +242,7 @@ __all__ = [
     "restore_session",
     "result_message",
     "rule_matches",
+    "run_hooks",
     "spawn",
     "split_model",
     "submit",
@@ -296,6 +299,7 @@ _LAZY = {
     ),  # fmt: skip
     **dict.fromkeys(["ToolCallResult", "ToolEnv", "tool_call"], "._toolcall"),
     "child_runtime": "._agents",
+    "run_hooks": "._hooks",
     "compact": "._compaction",
 }
 

@@ -29,17 +29,19 @@ import anyio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from openagent import PermissionResultAllow, PermissionResultDeny
+from openagent import AssistantMessage, PermissionResultAllow, PermissionResultDeny
 from openagent.plugin import (
     ModelRequest,
     ProviderError,
     RunState,
+    Runtime,
     decide,
     entry_for,
     model_turn,
     new_state,
     parse_message,
     restore_session,
+    run_hooks,
     submit,
     tool_call,
     turn_cost,
@@ -122,9 +124,7 @@ async def turn(given: TurnInput) -> dict[str, Any]:
     began = time.monotonic()
     try:
         async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
-            message = await model_turn(
-                runtime.provider, request, parent_tool_use_id=runtime.parent_tool_use_id
-            )
+            message = await _hooked_turn(runtime, request, given.hook_base)
     except ProviderError as exc:
         raise _failure(exc) from exc
     return {
@@ -134,8 +134,21 @@ async def turn(given: TurnInput) -> dict[str, Any]:
     }
 
 
-class _Asked(Exception):
-    pass
+async def _hooked_turn(
+    runtime: Runtime, request: ModelRequest, hook_base: dict[str, Any]
+) -> AssistantMessage:
+    """The turn as the in-process loop takes it: PreModelRequest hooks may replace the request,
+    PostModelResponse hooks the response.
+    """  # noqa: D205
+    provider = getattr(getattr(runtime.provider, "profile", None), "name", None)
+    pre = {**hook_base, "request": request, "provider": provider}
+    asked = await run_hooks(runtime.hooks, "PreModelRequest", pre)
+    if isinstance(asked.updated_request, ModelRequest):
+        request = asked.updated_request
+    message = await model_turn(runtime.provider, request, parent_tool_use_id=runtime.parent_tool_use_id)
+    answered = await run_hooks(runtime.hooks, "PostModelResponse", {**hook_base, "response": message})
+    updated = answered.updated_response
+    return updated if isinstance(updated, AssistantMessage) else message
 
 
 @activity.defn(name="openagent.tool_call")

@@ -71,6 +71,8 @@ class TurnInput:
     request: dict[str, Any]
     session_key: dict[str, str] | None = None
     """Where stored tool results are (see `openagent_temporal._payloads`)."""
+    hook_base: dict[str, Any] = field(default_factory=dict)
+    """What every hook input of the run holds (PreModelRequest and PostModelResponse hooks run here)."""
 
 
 @dataclass

@@ -149,14 +149,14 @@ class AgentWorkflow:
         if agent.local_model_turns:
             handle = workflow.start_local_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key),
+                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state)),
                 start_to_close_timeout=agent.model_timeout,
                 retry_policy=agent.model_retry,
             )
         else:
             handle = workflow.start_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key),
+                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state)),
                 start_to_close_timeout=agent.model_timeout,
                 heartbeat_timeout=agent.heartbeat_timeout,
                 retry_policy=agent.model_retry,

@@ -284,7 +284,9 @@ async def test_a_large_tool_result_stays_out_of_the_history(
     )
 
 
-async def test_model_request_and_response_hooks_run_in_the_durable_turn(temporal_server: str, task_queue: str, tmp_path) -> None:
+async def test_model_request_and_response_hooks_run_in_the_durable_turn(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
     from openagent import AssistantMessage, HookMatcher, TextBlock
 
     seen: list[str] = []
@@ -298,10 +300,18 @@ async def test_model_request_and_response_hooks_run_in_the_durable_turn(temporal
         return {"hookSpecificOutput": {"hookEventName": "PostModelResponse", "updatedResponse": reply}}
 
     model = ScriptedModel([["original"]])
-    hooks = {"PreModelRequest": [HookMatcher(hooks=[before])], "PostModelResponse": [HookMatcher(hooks=[after])]}
+    hooks = {
+        "PreModelRequest": [HookMatcher(hooks=[before])],
+        "PostModelResponse": [HookMatcher(hooks=[after])],
+    }
     options = AgentOptions(model=model, cwd=str(tmp_path), hooks=hooks)
     client = await Client.connect(temporal_server)
     async with worker(client, task_queue, {"hooked": options}):
         with anyio.fail_after(30):
-            got = [m async for m in durable_query(prompt="hi", client=client, task_queue=task_queue, agent="hooked", session_id="h-1")]
+            got = [
+                m
+                async for m in durable_query(
+                    prompt="hi", client=client, task_queue=task_queue, agent="hooked", session_id="h-1"
+                )
+            ]
     assert got[-1].result == "rewritten" and seen == [f"request to {model.requests[0].model} in h-1"]

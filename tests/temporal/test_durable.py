@@ -315,3 +315,23 @@ async def test_model_request_and_response_hooks_run_in_the_durable_turn(
                 )
             ]
     assert got[-1].result == "rewritten" and seen == [f"request to {model.requests[0].model} in h-1"]
+
+
+async def test_limits_end_a_durable_run_with_query_s_subtypes(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    def options(model: ScriptedModel) -> AgentOptions:
+        return AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
+
+    expected = [
+        m async for m in query(prompt="add", options=options(ScriptedModel(script())).replace(max_turns=1))
+    ]
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"adder": options(ScriptedModel(script()))}):
+        run = await start_run(client, "add", task_queue=task_queue, agent="adder", max_turns=1)
+        with anyio.fail_after(30):
+            result = await run.result()
+        with pytest.raises(Exception, match="cannot set \\['model'\\]"):
+            await start_run(client, "add", task_queue=task_queue, agent="adder", model="other")
+    assert (result.subtype, result.num_turns, result.is_error) == ("error_max_turns", 1, True)
+    assert result.subtype == expected[-1].subtype and result.num_turns == expected[-1].num_turns

@@ -335,3 +335,47 @@ async def test_limits_end_a_durable_run_with_query_s_subtypes(
             await start_run(client, "add", task_queue=task_queue, agent="adder", model="other")
     assert (result.subtype, result.num_turns, result.is_error) == ("error_max_turns", 1, True)
     assert result.subtype == expected[-1].subtype and result.num_turns == expected[-1].num_turns
+
+
+async def test_a_retried_model_turn_writes_the_session_once_and_a_bad_request_is_not_retried(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from datetime import timedelta
+
+    from temporalio.common import RetryPolicy
+
+    from openagent import get_session_messages
+    from openagent.plugin import BadRequestError, ServerError
+
+    fast_retry = RetryPolicy(initial_interval=timedelta(milliseconds=50), maximum_attempts=3)
+    model = ScriptedModel(
+        [
+            [tool_call("add", {"a": 1, "b": 2}, id="c1")],
+            ServerError("overloaded", provider="test", status_code=503),
+            "three",
+        ]
+    )
+    options = AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"adder": DurableAgent(options, model_retry=fast_retry)}):
+        run = await start_run(client, "add", task_queue=task_queue, agent="adder", session_id="r-1")
+        with anyio.fail_after(30):
+            result = await run.result()
+    assert result.result == "three" and len(model.requests) == 3  # the 503 was asked again
+    transcript = await get_session_messages("r-1", cwd=str(tmp_path))
+    kinds = [getattr(m, "subtype", None) or m.type for m in transcript]
+    assert kinds == ["init", "user", "assistant", "user", "assistant", "success"]  # written once each
+
+    refused = ScriptedModel([BadRequestError("no such parameter", provider="test", status_code=400), "never"])
+    options = options.replace(model=refused)
+    async with worker(client, task_queue + "-b", {"adder": DurableAgent(options, model_retry=fast_retry)}):
+        with anyio.fail_after(30):
+            got = [
+                m
+                async for m in durable_query(
+                    prompt="add", client=client, task_queue=task_queue + "-b", agent="adder"
+                )
+            ]
+    assert got[-1].subtype == "error_during_execution", [m.model_dump() for m in got]
+    assert "no such parameter" in got[-1].result
+    assert len(refused.requests) == 1  # a 400 is never retried

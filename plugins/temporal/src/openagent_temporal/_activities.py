@@ -18,6 +18,7 @@ context overflow) fails at once; a ``Retry-After`` sets the next attempt's delay
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import time
@@ -66,14 +67,17 @@ async def _heartbeating(every: timedelta) -> AsyncIterator[None]:
     async def beat() -> None:
         while True:
             activity.heartbeat()
-            await anyio.sleep(period)
+            await asyncio.sleep(period)  # noqa: TID251 - an activity runs on asyncio (temporalio)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(beat)
-        try:
-            yield
-        finally:
-            group.cancel_scope.cancel()
+    # A bare task, not a task group: the body's own error must leave as itself (a task group would wrap it
+    # in an exception group, and the provider error's classification would be lost).
+    beating = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        beating.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beating
 
 
 def _failure(exc: ProviderError) -> ApplicationError:
@@ -124,6 +128,7 @@ async def turn(given: TurnInput) -> dict[str, Any]:
     began = time.monotonic()
     try:
         async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+            await _append(runtime, given.session_key, given.entries)  # what came before
             message = await _hooked_turn(runtime, request, given.hook_base)
     except ProviderError as exc:
         raise _failure(exc) from exc
@@ -222,15 +227,22 @@ async def decide_turn(spec: RunSpec, state: dict[str, Any], last: dict[str, Any]
 async def persist(spec: RunSpec, key: dict[str, str], session_id: str, entries: list[dict[str, Any]]) -> None:
     """Append messages (JSON data, with entry fields under ``_entry``) to the run's session."""
     runtime = await _registry.opened_runtime(spec)
-    if runtime.store is None:
+    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        await _append(runtime, {**key, "session_id": session_id}, entries)
+
+
+async def _append(runtime: Runtime, key: dict[str, str] | None, entries: list[dict[str, Any]]) -> None:
+    """Write messages to the session: every one has a uuid, so writing them again (a retried activity)
+    changes nothing (the store skips a uuid it holds).
+    """  # noqa: D205
+    if runtime.store is None or key is None or not entries:
         return
     rows = []
     for item in await expand_messages(runtime.store, key, entries):
         data = dict(item)
         fields = data.pop("_entry", {})
-        rows.append({**entry_for(parse_message(data), session_id), **fields})
-    async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
-        await runtime.store.append(key, rows)  # type: ignore[arg-type]
+        rows.append({**entry_for(parse_message(data), key["session_id"]), **fields})
+    await runtime.store.append(key, rows)  # type: ignore[arg-type]
 
 
 @activity.defn(name="openagent.compact")

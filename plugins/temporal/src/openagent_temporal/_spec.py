@@ -73,6 +73,8 @@ class TurnInput:
     """Where stored tool results are (see `openagent_temporal._payloads`)."""
     hook_base: dict[str, Any] = field(default_factory=dict)
     """What every hook input of the run holds (PreModelRequest and PostModelResponse hooks run here)."""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    """Messages to write to the session first (those since the last write), saving an activity."""
 
 
 @dataclass

@@ -108,7 +108,6 @@ class AgentWorkflow:
                 outcome = limit
                 continue
             state = await self._compact(spec, runtime, state)
-            await self._persist(spec, runtime, state)
             turned = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
             if isinstance(turned, Finish):
                 outcome = turned
@@ -146,17 +145,18 @@ class AgentWorkflow:
         self, spec: RunSpec, runtime: Runtime, state: RunState, request: ModelRequest
     ) -> dict[str, Any] | Finish:
         agent = _registry.agent(spec.agent)
+        entries = self._take_unsaved(runtime, state)  # written by the turn, before it asks the model
         if agent.local_model_turns:
             handle = workflow.start_local_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state)),
+                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state), entries),
                 start_to_close_timeout=agent.model_timeout,
                 retry_policy=agent.model_retry,
             )
         else:
             handle = workflow.start_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state)),
+                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state), entries),
                 start_to_close_timeout=agent.model_timeout,
                 heartbeat_timeout=agent.heartbeat_timeout,
                 retry_policy=agent.model_retry,
@@ -299,12 +299,16 @@ class AgentWorkflow:
         self._keep(parse_message(compacted["boundary"]), fields={"history": history})
         return state
 
+    def _take_unsaved(self, runtime: Runtime, state: RunState) -> list[dict[str, Any]]:
+        """The messages not yet in the session store (none when the run keeps no session)."""
+        entries, self._unsaved = self._unsaved, []
+        return entries if runtime.store is not None and state.session_key is not None else []
+
     async def _persist(self, spec: RunSpec, runtime: Runtime, state: RunState) -> None:
         """Write the messages not yet in the session store (one activity per batch)."""
-        if not self._unsaved or runtime.store is None or state.session_key is None:
-            self._unsaved.clear()
+        entries = self._take_unsaved(runtime, state)
+        if not entries:
             return
-        entries, self._unsaved = self._unsaved, []
         await workflow.execute_local_activity(
             _activities.persist,
             args=[spec, state.session_key, state.session_id, entries],
@@ -326,8 +330,8 @@ class AgentWorkflow:
 
     def _say(self, message: Any) -> None:
         data = message if isinstance(message, dict) else message.model_dump(mode="json")
-        if data.get("subtype") == "init":
-            self._unsaved.append(data)
+        if data.get("subtype") == "init":  # its entry id from the workflow: the same on replay
+            self._unsaved.append({**data, "_entry": {"uuid": workflow.uuid4().hex}})
         self._messages.append(data)
 
     # -- from outside -------------------------------------------------------------------------------------

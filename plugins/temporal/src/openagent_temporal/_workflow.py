@@ -75,14 +75,10 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, spec: RunSpec) -> dict[str, Any]:
         """Drive the prompt to its result (as `Conversation.run` does, step by step); the result message."""
-        runtime, agent = _registry.runtime_for(spec), _registry.agent(spec.agent)
+        runtime = _registry.runtime_for(spec)  # raises at once for an agent this worker does not run
         began = workflow.time()
-        opened = await workflow.execute_activity(
-            _activities.start,
-            spec,
-            start_to_close_timeout=timedelta(minutes=5),
-            retry_policy=_QUICK,
-            heartbeat_timeout=agent.heartbeat_timeout,
+        opened = await workflow.execute_local_activity(  # short, and safe to run again: local
+            _activities.start, spec, start_to_close_timeout=timedelta(minutes=5), retry_policy=_QUICK
         )
         state = RunState.from_json(opened["state"])
         self._say(opened["init"])
@@ -176,12 +172,11 @@ class AgentWorkflow:
         """  # noqa: D205
         if self._interrupted or not (runtime.hooks.get("Stop") or runtime.output is not None):
             return state, await decide(runtime, state, response, interrupted=self._interrupted)
-        decided = await workflow.execute_activity(
+        decided = await workflow.execute_local_activity(
             _activities.decide_turn,
             args=[spec, state.to_json(), response.model_dump(mode="json")],
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=_QUICK,
-            heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,
         )
         return RunState.from_json(decided["state"]), outcome_from_json(decided["outcome"])
 
@@ -309,7 +304,7 @@ class AgentWorkflow:
         entries = self._take_unsaved(runtime, state)
         if not entries:
             return
-        await workflow.execute_local_activity(
+        await workflow.execute_local_activity(  # idempotent (entries carry ids): local
             _activities.persist,
             args=[spec, state.session_key, state.session_id, entries],
             start_to_close_timeout=timedelta(minutes=1),

@@ -47,7 +47,7 @@ TEST_DEPS = [
 TEST_PLUGINS = {
     "cli": ["openai", "tools", "local"],
     "viewer": ["openai", "sqlite", "redis", "postgres"],
-    "temporal": ["openai", "cli"],  # workers and `openagent batch` against the scripted server
+    "temporal": ["openai", "cli", "mcp"],  # workers and `openagent batch` against the scripted server
 }
 # Debian packages a package's tests need (servers started on loopback by the tests themselves; the viewer's
 # run in Debian's Chromium, which Playwright drives: its own browser download cannot run here).

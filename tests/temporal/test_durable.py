@@ -379,3 +379,38 @@ async def test_a_retried_model_turn_writes_the_session_once_and_a_bad_request_is
     assert got[-1].subtype == "error_during_execution", [m.model_dump() for m in got]
     assert "no such parameter" in got[-1].result
     assert len(refused.requests) == 1  # a 400 is never retried
+
+
+async def test_a_subagent_s_approval_is_listed_and_answered_on_the_parent_run(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent import SystemMessage
+
+    model = ScriptedModel(
+        [
+            [
+                tool_call(
+                    "Task", {"description": "go", "prompt": "launch it", "subagent_type": "ops"}, id="T1"
+                )
+            ],
+            [tool_call("launch", {"target": "probe"}, id="L7")],
+            ["probe launched"],
+            ["the helper launched the probe"],
+        ]
+    )
+    options = AgentOptions(
+        model=model, tools=[launch], cwd=str(tmp_path),
+        agents={"ops": AgentDefinition(description="launches things", prompt="You launch.")},
+    )  # fmt: skip
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"boss": options}):
+        run = await start_run(client, "delegate the launch", task_queue=task_queue, agent="boss")
+        with anyio.fail_after(30):
+            asked = await first(run, SystemMessage, lambda m: m.subtype == "permission_request")
+            assert asked.data["tool_use_id"] == "L7" and asked.data["run_id"] == f"{run.id}/T1"
+            assert [a["tool_use_id"] for a in await run.pending_approvals()] == ["L7"]
+            await run.approve("L7", "allow")  # on the parent: passed on to the child workflow
+            result = await run.result()
+            assert await run.pending_approvals() == []
+    assert result.result == "the helper launched the probe"
+    assert model.requests[2].messages[-1].content[0].content == "launched probe"

@@ -227,11 +227,12 @@ class AgentWorkflow:
                     state.set_rules(behavior, rules[key])  # type: ignore[arg-type]
                 state.set_permission_mode(rules["permission_mode"])
                 return ToolCallResult.from_json(done["result"])
-            self._asks[call.id] = {"tool_use_id": call.id, **done["ask"]}
-            self._say(SystemMessage(subtype="permission_request", data=dict(self._asks[call.id])))
+            ask = {"tool_use_id": call.id, **done["ask"], "run_id": workflow.info().workflow_id}
+            await self._asked(ask)
             await self._persist(spec, runtime, state)
             await workflow.wait_condition(lambda: call.id in self._answers or self._interrupted)
             self._asks.pop(call.id, None)
+            await self._tell_parent("settled", call.id)
             if call.id not in self._answers:
                 return None
             approval = self._answers.pop(call.id)
@@ -340,9 +341,45 @@ class AgentWorkflow:
 
     @workflow.update
     async def approve(self, tool_use_id: str, answer: Approval) -> str:
-        """Answer a call that waits for a person (``answer.behavior``: ``allow`` or ``deny``)."""
-        self._answers[tool_use_id] = answer
+        """Answer a call that waits for a person (``answer.behavior``: ``allow`` or ``deny``): this run's,
+        or a subagent's (a child workflow's, at any depth: the answer is passed on to it).
+        """  # noqa: D205
+        run_id = self._asks[tool_use_id].get("run_id")
+        if run_id and run_id != workflow.info().workflow_id:
+            self._asks.pop(tool_use_id, None)
+            await workflow.get_external_workflow_handle(run_id).signal("answer", args=[tool_use_id, answer])
+        else:
+            self._answers[tool_use_id] = answer
         return answer.behavior
+
+    @workflow.signal
+    def answer(self, tool_use_id: str, answer: Approval) -> None:
+        """An answer a parent run passed on (see `approve`); ignored unless the call still waits."""
+        if tool_use_id in self._asks:
+            self._answers[tool_use_id] = answer
+
+    @workflow.signal
+    async def child_asked(self, ask: dict[str, Any]) -> None:
+        """A subagent's call waits for a person: this run's followers see it and may answer it here."""
+        await self._asked(ask)
+
+    @workflow.signal
+    async def child_settled(self, tool_use_id: str) -> None:
+        """A subagent's call no longer waits (answered, or its run interrupted)."""
+        self._asks.pop(tool_use_id, None)
+        await self._tell_parent("settled", tool_use_id)
+
+    async def _asked(self, ask: dict[str, Any]) -> None:
+        """A call (this run's or a subagent's) waits for a person: list it, tell followers and the parent."""
+        self._asks[ask["tool_use_id"]] = ask
+        self._say(SystemMessage(subtype="permission_request", data=dict(ask)))
+        await self._tell_parent("asked", ask)
+
+    async def _tell_parent(self, what: str, data: Any) -> None:
+        parent = workflow.info().parent
+        if parent is not None:
+            handle = workflow.get_external_workflow_handle(parent.workflow_id)
+            await handle.signal(f"child_{what}", data)
 
     @approve.validator
     def _check_approval(self, tool_use_id: str, answer: Approval) -> None:

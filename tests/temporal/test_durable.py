@@ -414,3 +414,50 @@ async def test_a_subagent_s_approval_is_listed_and_answered_on_the_parent_run(
             assert await run.pending_approvals() == []
     assert result.result == "the helper launched the probe"
     assert model.requests[2].messages[-1].content[0].content == "launched probe"
+
+
+async def test_a_failing_model_falls_back_once_and_the_run_keeps_the_fallback(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent.plugin import BadRequestError
+
+    broken = ScriptedModel([BadRequestError("model retired", provider="test", status_code=400)])
+    options = AgentOptions(model=broken, fallback_model="test:echo", cwd=str(tmp_path))
+    expected = [m async for m in query(prompt="hello there", options=options)]
+    broken = ScriptedModel([BadRequestError("model retired", provider="test", status_code=400)])
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"fragile": options.replace(model=broken)}):
+        with anyio.fail_after(30):
+            got = [
+                m
+                async for m in durable_query(
+                    prompt="hello there", client=client, task_queue=task_queue, agent="fragile"
+                )
+            ]
+    assert got[-1].subtype == expected[-1].subtype == "success"
+    assert got[-1].result == expected[-1].result and "hello there" in got[-1].result
+    assert list(got[-1].model_usage) == list(expected[-1].model_usage)  # counted on the fallback model
+    assert len(broken.requests) == 1  # the 400 was not retried: the fallback took over
+
+
+async def test_interrupt_by_signal_cuts_the_model_turn_in_flight(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from datetime import timedelta
+
+    model = ScriptedModel([["a very slow answer"]], delay=60)
+    agent = DurableAgent(AgentOptions(model=model, cwd=str(tmp_path)), heartbeat_timeout=timedelta(seconds=2))
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"slow": agent}):
+        run = await start_run(client, "think", task_queue=task_queue, agent="slow")
+        with anyio.fail_after(30):
+            while not model.requests:  # noqa: ASYNC110 - the model runs in the worker, in this process
+                await anyio.sleep(0.05)
+            await run.interrupt()
+            result = await run.result()
+    # the cut turn counts, as in-process (the loop counts an interrupted turn too)
+    assert (result.subtype, result.stop_reason, result.num_turns) == (
+        "error_during_execution",
+        "interrupted",
+        1,
+    )

@@ -117,7 +117,7 @@ async def _start(spec: RunSpec) -> dict[str, Any]:
 async def turn(given: TurnInput) -> dict[str, Any]:
     """One model turn: the request → the assistant message, the seconds it took, and its cost."""
     spec = given.spec
-    runtime = await _registry.opened_runtime(spec)
+    runtime = await _registry.opened_runtime(spec, fallback=given.fallback)
     store = runtime.store
     data = {
         **given.request,

@@ -95,7 +95,11 @@ async def close_agents() -> None:
     from openagent.plugin import Toolset
 
     runtimes = list(_RUNTIMES.values())
+    providers = {id(runtime.provider) for runtime in runtimes}
+    switched = [r.provider for r in _DERIVED.values() if r.owns_provider and id(r.provider) not in providers]
     _AGENTS.clear(), _RUNTIMES.clear(), _DERIVED.clear(), _OPENED.clear()
+    for provider in switched:  # fallback models' providers, made here
+        await _close(provider)
     for runtime in runtimes:
         for toolset in reversed(runtime.toolsets):
             if isinstance(toolset, Toolset):
@@ -124,11 +128,13 @@ def agent(name: str) -> DurableAgent:
         raise ConfigError(f"this worker runs no agent named {name!r} (it runs: {known})") from None
 
 
-def runtime_for(spec: RunSpec) -> Runtime:
-    """The runtime a run decides with: its agent's, with the run's overrides, or its subagent's. No I/O."""
+def runtime_for(spec: RunSpec, *, fallback: bool = False) -> Runtime:
+    """The runtime a run decides with: its agent's, with the run's overrides, or its subagent's; with
+    ``fallback``, the same on the agent's ``fallback_model``. No I/O.
+    """  # noqa: D205
     agent(spec.agent)
     key = (spec.agent, tuple(sorted((k, repr(v)) for k, v in spec.overrides.items())), spec.subagent,
-           spec.parent_tool_use_id, spec.depth, spec.parent_permission_mode)  # fmt: skip
+           spec.parent_tool_use_id, spec.depth, spec.parent_permission_mode, fallback)  # fmt: skip
     if (found := _DERIVED.get(key)) is not None:
         _DERIVED.move_to_end(key)
         return found
@@ -140,6 +146,8 @@ def runtime_for(spec: RunSpec) -> Runtime:
         runtime = dataclasses.replace(runtime, options=runtime.options.replace(**spec.overrides))
     if spec.subagent is not None:
         runtime = _subagent(runtime, spec)
+    if fallback and runtime.options.fallback_model is not None:
+        runtime = runtime.with_model(runtime.options.fallback_model)
     _DERIVED[key] = runtime
     if len(_DERIVED) > _KEEP:
         _DERIVED.popitem(last=False)
@@ -167,12 +175,12 @@ def _subagent(parent: Runtime, spec: RunSpec) -> Runtime:
     return child_runtime(context, definition)
 
 
-async def opened_runtime(spec: RunSpec) -> Runtime:
+async def opened_runtime(spec: RunSpec, *, fallback: bool = False) -> Runtime:
     """`runtime_for`, opened: what the activities run with (a subagent's settings read once per worker)."""
-    runtime = runtime_for(spec)
+    runtime = runtime_for(spec, fallback=fallback)
     if spec.subagent is None:
-        return runtime  # the agent's runtime is open; overrides change only plain option fields
-    key = (spec.agent, spec.subagent, spec.parent_tool_use_id, spec.depth)
+        return runtime  # the agent's runtime is open; overrides and the model change no connection
+    key = (spec.agent, spec.subagent, spec.parent_tool_use_id, spec.depth, fallback)
     if (found := _OPENED.get(key)) is None:
         found = _OPENED[key] = await open_runtime(runtime)
         if len(_OPENED) > _KEEP:

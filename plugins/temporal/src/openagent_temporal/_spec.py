@@ -75,6 +75,8 @@ class TurnInput:
     """What every hook input of the run holds (PreModelRequest and PostModelResponse hooks run here)."""
     entries: list[dict[str, Any]] = field(default_factory=list)
     """Messages to write to the session first (those since the last write), saving an activity."""
+    fallback: bool = False
+    """The run switched to the agent's ``fallback_model``."""
 
 
 @dataclass

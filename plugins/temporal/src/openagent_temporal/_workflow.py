@@ -18,6 +18,7 @@ Outside the run, through Temporal:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -69,6 +70,7 @@ class AgentWorkflow:
         self._interrupted = False
         self._done = False
         self._running: set[asyncio.Task[Any]] = set()
+        self._fell_back = False
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -104,7 +106,7 @@ class AgentWorkflow:
                 outcome = limit
                 continue
             state = await self._compact(spec, runtime, state)
-            turned = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
+            turned, runtime = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
             if isinstance(turned, Finish):
                 outcome = turned
                 continue
@@ -139,30 +141,57 @@ class AgentWorkflow:
 
     async def _model_turn(
         self, spec: RunSpec, runtime: Runtime, state: RunState, request: ModelRequest
-    ) -> dict[str, Any] | Finish:
-        agent = _registry.agent(spec.agent)
+    ) -> tuple[dict[str, Any] | Finish, Runtime]:
+        """One model turn as an activity; on a failure the retries did not cure, once per run, the same
+        turn on ``fallback_model`` (as the in-process loop does), whose runtime the run then keeps.
+        """  # noqa: D205
         entries = self._take_unsaved(runtime, state)  # written by the turn, before it asks the model
+        try:
+            return await self._turn(spec, runtime, state, request, entries), runtime
+        except (ActivityError, asyncio.CancelledError) as exc:
+            if self._interrupted:
+                return _cut(runtime), runtime
+            failure = exc
+        fallback = runtime.options.fallback_model
+        if fallback is not None and not self._fell_back and _kind(failure) != "ContextWindowExceededError":
+            self._fell_back = True
+            workflow.logger.warning(
+                "model %s failed (%s); using the fallback model", runtime.model, _reason(failure)
+            )
+            runtime = _registry.runtime_for(spec, fallback=True)
+            request = dataclasses.replace(request, model=runtime.model, model_profile=runtime.profile)
+            try:
+                return await self._turn(spec, runtime, state, request, entries), runtime
+            except (ActivityError, asyncio.CancelledError) as exc:
+                if self._interrupted:
+                    return _cut(runtime), runtime
+                failure = exc
+        self._unsaved[:0] = entries  # not written, perhaps: the last write has them (ids make it harmless)
+        return Finish("error_during_execution", _reason(failure)), runtime
+
+    async def _turn(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, request: ModelRequest, entries: list[Any]
+    ) -> dict[str, Any]:
+        agent = _registry.agent(spec.agent)
+        given = TurnInput(
+            spec, request.to_json(), state.session_key, hook_input(runtime, state), entries, self._fell_back
+        )
         if agent.local_model_turns:
             handle = workflow.start_local_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state), entries),
+                given,
                 start_to_close_timeout=agent.model_timeout,
                 retry_policy=agent.model_retry,
             )
         else:
             handle = workflow.start_activity(
                 _activities.turn,
-                TurnInput(spec, request.to_json(), state.session_key, hook_input(runtime, state), entries),
+                given,
                 start_to_close_timeout=agent.model_timeout,
                 heartbeat_timeout=agent.heartbeat_timeout,
                 retry_policy=agent.model_retry,
             )
-        try:
-            return await self._watched(handle)
-        except (ActivityError, asyncio.CancelledError) as exc:
-            if self._interrupted:
-                return {"message": _cut(runtime).model_dump(mode="json"), "seconds": 0.0, "cost": None}
-            return Finish("error_during_execution", _reason(exc))
+        return await self._watched(handle)  # type: ignore[no-any-return]
 
     async def _decide(
         self, spec: RunSpec, runtime: Runtime, state: RunState, response: AssistantMessage
@@ -415,13 +444,21 @@ def _is_subagent(runtime: Runtime, call: Any) -> bool:
     return isinstance(kind, str) and kind in (runtime.options.agents or {})
 
 
-def _cut(runtime: Runtime) -> AssistantMessage:
+def _cut(runtime: Runtime) -> dict[str, Any]:
     """What is left of a turn an interrupt cancelled: nothing (a durable turn hands on no partial output)."""
-    return AssistantMessage(content=[], model=runtime.model, parent_tool_use_id=runtime.parent_tool_use_id)
+    message = AssistantMessage(content=[], model=runtime.model, parent_tool_use_id=runtime.parent_tool_use_id)
+    return {"message": message.model_dump(mode="json"), "seconds": 0.0, "cost": None}
 
 
 def _text(message: AssistantMessage) -> str:
     return "".join(getattr(block, "text", "") for block in message.content)
+
+
+def _kind(exc: BaseException) -> str | None:
+    """The error class a failed activity reported (the provider error's, for a model turn)."""
+    while isinstance(exc, ActivityError | ChildWorkflowError) and exc.cause is not None:
+        exc = exc.cause
+    return exc.type if isinstance(exc, ApplicationError) else None
 
 
 def _reason(exc: BaseException) -> str:

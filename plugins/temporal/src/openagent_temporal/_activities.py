@@ -38,6 +38,7 @@ from openagent.plugin import (
     Runtime,
     decide,
     entry_for,
+    hook_input,
     model_turn,
     new_state,
     parse_message,
@@ -258,6 +259,8 @@ async def compact_history(
     policy = runtime.options.compaction
     assert policy is not None
     async with _heartbeating(_registry.agent(spec.agent).heartbeat_timeout):
+        data = hook_input(runtime, run_state, trigger="auto", custom_instructions=None)
+        await run_hooks(runtime.hooks, "PreCompact", data)
         history, boundary = await compact(
             run_state.history, runtime.provider, policy, model=runtime.model, trigger="auto", window=window,
             extra=runtime.extra_tokens(), force=force,

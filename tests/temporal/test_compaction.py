@@ -1,0 +1,65 @@
+"""Compaction in durable runs: an activity, triggered by the model's window, as the in-process loop does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from temporalio.client import Client
+
+from openagent import AgentOptions, Compaction, HookMatcher, SystemMessage, query, tool
+from openagent.testing import ScriptedModel, tool_call
+from openagent_temporal import start_run, worker
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+@tool
+def lookup(n: int) -> str:
+    """Look something up."""
+    return f"result {n}: " + "data " * 40
+
+
+def tokens(messages: list[Any]) -> int:
+    return sum(len(m.model_dump_json()) for m in messages) // 4
+
+
+async def test_a_long_durable_run_compacts_and_stays_within_its_window(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    turns: list[Any] = [[tool_call("lookup", {"n": i}, id=f"l{i}")] for i in range(24)] + ["all done"]
+    model = ScriptedModel(turns)
+    summariser = ScriptedModel(["a short summary of earlier work"] * 50)
+    triggers: list[str] = []
+
+    async def on_compact(data: dict[str, Any], tool_use_id: Any, context: Any) -> dict[str, Any]:
+        triggers.append(data["trigger"])
+        return {}
+
+    options = AgentOptions(
+        model=model, tools=[lookup], cwd=str(tmp_path), max_turns=40, permission_mode="bypassPermissions",
+        compaction=Compaction(context_window=2_000, keep_last=4, max_tool_result_chars=100, model=summariser),
+        hooks={"PreCompact": [HookMatcher(hooks=[on_compact])]},
+    )  # fmt: skip
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"long": options}):
+        run = await start_run(
+            client, "look up 24 things", task_queue=task_queue, agent="long", session_id="c-1"
+        )
+        with anyio.fail_after(60):
+            got = [m async for m in run.messages()]
+    assert got[-1].subtype == "success" and got[-1].result == "all done" and got[-1].num_turns == 25
+    boundaries = [m for m in got if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
+    assert boundaries and len(boundaries) == len(triggers) and set(triggers) == {"auto"}
+    assert max(tokens(r.messages) for r in model.requests) < 2_000  # 25 turns of output would be far more
+    again = ScriptedModel(["resumed"])
+    later = [
+        m
+        async for m in query(
+            prompt="and now?", options=AgentOptions(model=again, cwd=str(tmp_path), resume="c-1")
+        )
+    ]
+    assert later[-1].result == "resumed"
+    resumed = again.requests[0].messages  # the compacted history, not the 50 messages of the run
+    assert "was compacted" in resumed[0].content and len(resumed) < 50

@@ -461,3 +461,27 @@ async def test_interrupt_by_signal_cuts_the_model_turn_in_flight(
         "interrupted",
         1,
     )
+
+
+async def test_a_run_that_cannot_start_says_why_instead_of_retrying_forever(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from temporalio.client import WorkflowFailureError
+
+    options = AgentOptions(model=ScriptedModel(["never"]), cwd=str(tmp_path))
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"known": options}):
+        with anyio.fail_after(30):
+            missing = await start_run(
+                client, "hi", task_queue=task_queue, agent="known", resume="no-such-session"
+            )
+            result = await missing.result()
+            assert (
+                result.subtype == "error_during_execution" and "no session 'no-such-session'" in result.result
+            )
+            unknown = await start_run(client, "hi", task_queue=task_queue, agent="unknown")
+            with pytest.raises(WorkflowFailureError) as failed:
+                await unknown.result()
+            assert "runs no agent named 'unknown'" in str(failed.value.cause)
+            with pytest.raises(WorkflowFailureError):
+                [m async for m in unknown.messages()]

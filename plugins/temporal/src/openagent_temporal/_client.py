@@ -40,6 +40,8 @@ class DurableRun:
             except Exception as exc:  # the run is over: ask its history instead
                 if not await self._closed(exc):
                     raise
+                if await self._failed():
+                    await self.handle.result()  # raises WorkflowFailureError, with the reason
                 got = await self.handle.query("messages", after, result_type=dict)
                 got["done"] = True
             for data in got["messages"]:
@@ -54,6 +56,10 @@ class DurableRun:
         except RPCError:
             return False
         return described.status is not None and described.status.name != "RUNNING"
+
+    async def _failed(self) -> bool:
+        described = await self.handle.describe()
+        return described.status is not None and described.status.name in ("FAILED", "TERMINATED", "TIMED_OUT")
 
     async def result(self) -> ResultMessage:
         """Wait for the run's `ResultMessage`."""

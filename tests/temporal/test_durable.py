@@ -488,3 +488,26 @@ async def test_a_run_that_cannot_start_says_why_instead_of_retrying_forever(
             assert "runs no agent named 'unknown'" in str(failed.value.cause)
             with pytest.raises(WorkflowFailureError):
                 [m async for m in unknown.messages()]
+
+
+async def test_a_stored_result_missing_from_the_store_is_said_not_crashed_on(tmp_path) -> None:
+    from openagent.plugin import resolve
+    from openagent_temporal._payloads import KIND, expand_messages
+
+    store = resolve("session_store", None)  # the default JSONL store, in this test's private data dir
+    key = {"project_key": "p", "session_id": "s"}
+    gone = {
+        "type": "tool_result",
+        "tool_use_id": "x",
+        "content": [{"type": KIND, "subpath": "openagent-results/x", "bytes": 9}],
+    }
+    hostile = {
+        "type": "tool_result",
+        "tool_use_id": "y",
+        "content": [{"type": KIND, "subpath": "../../etc/passwd"}],
+    }
+    with anyio.fail_after(10):
+        out = await expand_messages(store, key, [{"type": "user", "content": [gone, hostile]}])
+    blocks = out[0]["content"]
+    assert blocks[0]["is_error"] and "missing from the session store" in blocks[0]["content"]
+    assert blocks[1]["is_error"] and blocks[1]["content"] == "Error: not a stored result of this call"

@@ -39,7 +39,7 @@ async def stash(
     size = len(json.dumps(payload, default=str))
     if size <= limit or store is None or session_key is None:
         return done
-    subpath = f"openagent-results/{block.tool_use_id}"
+    subpath = f"{_PREFIX}{block.tool_use_id}"
     entry = {"type": "tool_result_content", "uuid": f"result-{block.tool_use_id}", **payload}
     await store.append(_key(session_key, subpath), [entry])  # type: ignore[arg-type]
     stored = [{"type": KIND, "subpath": subpath, "bytes": size}]
@@ -48,13 +48,19 @@ async def stash(
     )
 
 
+_PREFIX = "openagent-results/"
+
+
 def _reference(block: Any) -> str | None:
+    """The subkey a tool result block stands for (``""`` for a reference that is not one of ours)."""
     if not isinstance(block, dict) or block.get("type") != "tool_result":
         return None
     content = block.get("content")
     if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
-        if content[0].get("type") == KIND and isinstance(content[0].get("subpath"), str):
-            return str(content[0]["subpath"])
+        if content[0].get("type") == KIND:
+            subpath = content[0].get("subpath")
+            valid = isinstance(subpath, str) and subpath == f"{_PREFIX}{block.get('tool_use_id')}"
+            return subpath if valid else ""  # type: ignore[return-value]
     return None
 
 
@@ -67,12 +73,14 @@ async def expand_messages(
     out = []
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list) and any(_reference(block) for block in content):
+        if isinstance(content, list) and any(_reference(block) is not None for block in content):
             blocks = []
             for block in content:
                 subpath = _reference(block)
-                if subpath is not None:
+                if subpath:
                     block = {**block, **await _load(store, session_key, subpath)}
+                elif subpath == "":  # a reference this run did not make (a hand-edited history): not followed
+                    block = {**block, "content": "Error: not a stored result of this call", "is_error": True}
                 blocks.append(block)
             message = {**message, "content": blocks}
         out.append(message)

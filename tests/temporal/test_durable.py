@@ -511,3 +511,21 @@ async def test_a_stored_result_missing_from_the_store_is_said_not_crashed_on(tmp
     blocks = out[0]["content"]
     assert blocks[0]["is_error"] and "missing from the session store" in blocks[0]["content"]
     assert blocks[1]["is_error"] and blocks[1]["content"] == "Error: not a stored result of this call"
+
+
+async def test_a_budget_set_by_the_run_ends_it_as_query_does(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    def options() -> AgentOptions:
+        turns = [[tool_call("add", {"a": 1, "b": 1}), usage(100, 100)]] * 3
+        model = ScriptedModel(turns, cost_per_token=0.01)
+        return AgentOptions(model=model, tools=[add], cwd=str(tmp_path), permission_mode="bypassPermissions")
+
+    expected = [m async for m in query(prompt="x", options=options().replace(max_budget_usd=1.0))]
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"spender": options()}):
+        run = await start_run(client, "x", task_queue=task_queue, agent="spender", max_budget_usd=1.0)
+        with anyio.fail_after(30):
+            result = await run.result()
+    assert result.subtype == expected[-1].subtype == "error_max_budget_usd"
+    assert result.total_cost_usd == pytest.approx(expected[-1].total_cost_usd) == pytest.approx(2.0)

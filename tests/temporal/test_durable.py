@@ -529,3 +529,43 @@ async def test_a_budget_set_by_the_run_ends_it_as_query_does(
             result = await run.result()
     assert result.subtype == expected[-1].subtype == "error_max_budget_usd"
     assert result.total_cost_usd == pytest.approx(expected[-1].total_cost_usd) == pytest.approx(2.0)
+
+
+async def test_subagent_start_and_stop_hooks_run_around_the_child_workflow(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent import HookMatcher
+
+    seen: list[tuple[str, str]] = []
+
+    async def started(data: dict[str, Any], tool_use_id: Any, context: Any) -> dict[str, Any]:
+        seen.append(("start", data["agent_type"]))
+        if data["agent_id"] == "T2":
+            return {"decision": "block", "reason": "no second helper today"}
+        return {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "Be brief."}}
+
+    async def stopped(data: dict[str, Any], tool_use_id: Any, context: Any) -> dict[str, Any]:
+        seen.append(("stop", data["last_assistant_message"]))
+        return {}
+
+    task = {"description": "sum", "prompt": "add 2 and 3", "subagent_type": "math"}
+    model = ScriptedModel([
+        [tool_call("Task", task, id="T1")], ["five"], [tool_call("Task", task, id="T2")], ["done"],
+    ])  # fmt: skip
+    hooks = {"SubagentStart": [HookMatcher(hooks=[started])], "SubagentStop": [HookMatcher(hooks=[stopped])]}
+    options = AgentOptions(
+        model=model, cwd=str(tmp_path), permission_mode="bypassPermissions", hooks=hooks,
+        agents={"math": AgentDefinition(description="does sums", prompt="You add.")},
+    )  # fmt: skip
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"boss": options}):
+        with anyio.fail_after(30):
+            got = [
+                m
+                async for m in durable_query(prompt="go", client=client, task_queue=task_queue, agent="boss")
+            ]
+    assert got[-1].result == "done"
+    assert seen == [("start", "math"), ("stop", "five"), ("start", "math")]
+    assert model.requests[1].messages[0].content == "add 2 and 3\n\nBe brief."  # the child's prompt
+    refused = model.requests[3].messages[-1].content[0]
+    assert refused.tool_use_id == "T2" and refused.is_error and refused.content == "no second helper today"

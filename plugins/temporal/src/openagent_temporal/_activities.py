@@ -269,5 +269,16 @@ async def compact_history(
     return {"state": run_state.to_json(), "boundary": boundary.model_dump(mode="json")}
 
 
-ACTIVITIES = [start, turn, call_tool, decide_turn, persist, compact_history]
+@activity.defn(name="openagent.subagent_hook")
+async def subagent_hook(spec: RunSpec, event: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The parent's SubagentStart or SubagentStop hooks (they may do I/O): whether one blocked the
+    subagent, and the context they add to its prompt.
+    """  # noqa: D205
+    runtime = await _registry.opened_runtime(spec)
+    said = await run_hooks(runtime.hooks, event, data)  # type: ignore[arg-type]
+    blocked = (said.block_reason or said.stop_reason or "blocked by a hook") if said.is_blocked else None
+    return {"blocked": blocked, "context": list(said.additional_context)}
+
+
+ACTIVITIES = [start, turn, call_tool, decide_turn, persist, compact_history, subagent_hook]
 """Every activity a worker registers."""

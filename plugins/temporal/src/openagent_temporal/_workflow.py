@@ -248,7 +248,7 @@ class AgentWorkflow:
         if self._interrupted:
             return None
         if _is_subagent(runtime, call):
-            return await self._subagent(spec, state, call)
+            return await self._subagent(spec, runtime, state, call)
         agent, approval = _registry.agent(spec.agent), None
         while True:
             given = ToolInput(
@@ -289,10 +289,23 @@ class AgentWorkflow:
                 return None
             approval = self._answers.pop(call.id)
 
-    async def _subagent(self, spec: RunSpec, state: RunState, call: ToolUseBlock) -> ToolCallResult:
-        kind = call.input["subagent_type"]
+    async def _subagent(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, call: ToolUseBlock
+    ) -> ToolCallResult:
+        """A ``Task`` call as a child workflow, between the parent's SubagentStart and SubagentStop hooks."""
+        kind, prompt = call.input["subagent_type"], str(call.input.get("prompt", ""))
+        base = {
+            "session_id": state.session_id, "cwd": str(runtime.cwd), "transcript_path": None,
+            "permission_mode": state.permission_mode, "agent_id": call.id, "agent_type": kind,
+        }  # fmt: skip
+        said = await self._subagent_hook(spec, runtime, "SubagentStart", base)
+        if said["blocked"] is not None:
+            return ToolCallResult(
+                ToolResultBlock(tool_use_id=call.id, content=said["blocked"], is_error=True)
+            )
+        prompt = "\n\n".join([prompt, *said["context"]])
         child = RunSpec(
-            agent=spec.agent, prompt=str(call.input.get("prompt", "")), session_id=state.session_id,
+            agent=spec.agent, prompt=prompt, session_id=state.session_id,
             overrides=spec.overrides, subagent=kind, parent_tool_use_id=call.id, depth=spec.depth + 1,
             parent_permission_mode=state.permission_mode,
         )  # fmt: skip
@@ -308,6 +321,8 @@ class AgentWorkflow:
         messages = [parse_message(m) for m in done["messages"]]
         handed = [m for m in messages if isinstance(m, AssistantMessage | UserMessage)]
         last = next((_text(m) for m in reversed(handed) if isinstance(m, AssistantMessage) and _text(m)), "")
+        stop = {"stop_hook_active": False, "last_assistant_message": last, "agent_transcript_path": None}
+        await self._subagent_hook(spec, runtime, "SubagentStop", {**base, **stop})
         if getattr(result, "is_error", True):
             content = (
                 f"subagent {kind!r} stopped ({getattr(result, 'subtype', 'no result')}): {last}".rstrip()
@@ -316,6 +331,19 @@ class AgentWorkflow:
         else:
             block = ToolResultBlock(tool_use_id=call.id, content=getattr(result, "result", None) or last)
         return ToolCallResult(block, messages=handed)  # type: ignore[arg-type]
+
+    async def _subagent_hook(
+        self, spec: RunSpec, runtime: Runtime, event: str, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The parent's hooks for a subagent's start or stop, as a local activity (when there are any)."""
+        if not runtime.hooks.get(event):
+            return {"blocked": None, "context": []}
+        return await workflow.execute_local_activity(  # type: ignore[no-any-return]
+            _activities.subagent_hook,
+            args=[spec, event, data],
+            start_to_close_timeout=timedelta(minutes=5),
+            retry_policy=_QUICK,
+        )
 
     async def _watched(self, task: Any) -> Any:
         """Await an activity or child workflow that an interrupt cancels."""

@@ -63,3 +63,31 @@ async def test_a_long_durable_run_compacts_and_stays_within_its_window(
     assert later[-1].result == "resumed"
     resumed = again.requests[0].messages  # the compacted history, not the 50 messages of the run
     assert "was compacted" in resumed[0].content and len(resumed) < 50
+
+
+async def test_a_context_overflow_compacts_for_real_and_asks_again(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent.plugin import ContextWindowExceededError
+
+    def options() -> AgentOptions:
+        overflow = ContextWindowExceededError("prompt is too long", provider="test", status_code=400)
+        model = ScriptedModel([[tool_call("lookup", {"n": 1}, id="l1")], overflow, "fits now"])
+        summariser = ScriptedModel(["a short summary"])
+        return AgentOptions(
+            model=model, tools=[lookup], cwd=str(tmp_path), permission_mode="bypassPermissions",
+            compaction=Compaction(keep_last=1, model=summariser),
+        )  # fmt: skip
+
+    in_process = options()
+    expected = [m async for m in query(prompt="look it up", options=in_process)]
+    durable = options()
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"tight": durable}):
+        run = await start_run(client, "look it up", task_queue=task_queue, agent="tight")
+        with anyio.fail_after(30):
+            got = [m async for m in run.messages()]
+    kinds = [getattr(m, "subtype", None) or m.type for m in got]
+    assert kinds == [getattr(m, "subtype", None) or m.type for m in expected]
+    assert "compact_boundary" in kinds and got[-1].result == expected[-1].result == "fits now"
+    assert len(durable.model.requests) == len(in_process.model.requests) == 3  # the overflow asked again once

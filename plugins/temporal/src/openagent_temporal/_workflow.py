@@ -83,6 +83,7 @@ class AgentWorkflow:
         self._done = False
         self._running: set[asyncio.Task[Any]] = set()
         self._fell_back = False
+        self._overflowed = False  # the last model turn failed with a context overflow
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -111,8 +112,7 @@ class AgentWorkflow:
             if (limit := turn_limit(runtime, state, last)) is not None:
                 outcome = limit
                 continue
-            state = await self._compact(spec, runtime, state)
-            turned, runtime = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
+            turned, runtime, state = await self._compacted_turn(spec, runtime, state)
             if isinstance(turned, Finish):
                 outcome = turned
                 continue
@@ -186,6 +186,7 @@ class AgentWorkflow:
             workflow.logger.warning("model %s failed (%s); using the fallback model", *failed)
             runtime = _registry.runtime_for(spec, fallback=True)
             request = dataclasses.replace(request, model=runtime.model, model_profile=runtime.profile)
+        self._overflowed = _kind(failure) == "ContextWindowExceededError"
         self._unsaved[:0] = entries  # not written, perhaps: the last write has them (ids make it harmless)
         return Finish("error_during_execution", _reason(failure)), runtime
 
@@ -353,19 +354,36 @@ class AgentWorkflow:
         finally:
             self._running.discard(task)
 
-    async def _compact(self, spec: RunSpec, runtime: Runtime, state: RunState) -> RunState:
-        """Compact the history when it nears the model's known window (compaction is an activity)."""
+    async def _compacted_turn(
+        self, spec: RunSpec, runtime: Runtime, state: RunState
+    ) -> tuple[dict[str, Any] | Finish, Runtime, RunState]:
+        """Compact if the history nears the window, then the model turn; if the endpoint still says the
+        context overflowed, compact for real once and ask again (as the in-process loop does).
+        """  # noqa: D205
+        state = await self._compact(spec, runtime, state)
+        turned, runtime = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
+        if self._overflowed and runtime.options.compaction is not None and state.history:
+            self._overflowed = False
+            state = await self._compact(spec, runtime, state, force=True)
+            turned, runtime = await self._model_turn(spec, runtime, state, prepare_request(runtime, state))
+        self._overflowed = False
+        return turned, runtime, state
+
+    async def _compact(
+        self, spec: RunSpec, runtime: Runtime, state: RunState, *, force: bool = False
+    ) -> RunState:
+        """Compact the history when it nears the model's known window, or now with ``force`` (compaction is
+        an activity).
+        """  # noqa: D205
         policy = runtime.options.compaction
         window = policy.window(runtime.profile) if policy is not None else None
-        if (
-            policy is None
-            or window is None
-            or not policy.needed(state.history, window, runtime.extra_tokens())
-        ):
+        if policy is None or not state.history:
+            return state
+        if not force and (window is None or not policy.needed(state.history, window, runtime.extra_tokens())):
             return state
         compacted = await workflow.execute_activity(
             _activities.compact_history,
-            args=[spec, state.to_json(), window, False],
+            args=[spec, state.to_json(), window, force],
             start_to_close_timeout=_registry.agent(spec.agent).model_timeout,
             retry_policy=_registry.agent(spec.agent).model_retry,
             heartbeat_timeout=_registry.agent(spec.agent).heartbeat_timeout,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -68,6 +68,8 @@ class DurableAgent:
 
 
 _AGENTS: dict[str, DurableAgent] = {}
+_HOLDERS: dict[str, int] = {}
+"""How many running workers of this process run each agent."""
 _RUNTIMES: dict[str, Runtime] = {}
 _DERIVED: OrderedDict[tuple[Any, ...], Runtime] = OrderedDict()
 _OPENED: OrderedDict[tuple[Any, ...], Runtime] = OrderedDict()
@@ -80,27 +82,42 @@ def durable_agent(value: AgentOptions | DurableAgent) -> DurableAgent:
 
 
 async def open_agents(agents: Mapping[str, AgentOptions | DurableAgent]) -> None:
-    """Open each agent's runtime (once per process and name)."""
-    for name, value in agents.items():
-        agent = durable_agent(value)
-        if name in _AGENTS and _AGENTS[name] is not value and _AGENTS[name].options is not agent.options:
-            raise ConfigError(f"this process already runs another agent named {name!r}")
-        if name not in _RUNTIMES:
-            _AGENTS[name] = agent
-            _RUNTIMES[name] = await open_runtime(prepare_runtime(agent.options))
+    """Open each agent's runtime (once per process and name; each worker that runs it holds it open)."""
+    held: list[str] = []
+    try:
+        for name, value in agents.items():
+            agent = durable_agent(value)
+            if name in _AGENTS and _AGENTS[name].options is not agent.options:
+                raise ConfigError(f"this process already runs another agent named {name!r}")
+            if name not in _RUNTIMES:
+                runtime = await open_runtime(prepare_runtime(agent.options))
+                _AGENTS[name], _RUNTIMES[name] = agent, runtime
+            _HOLDERS[name] = _HOLDERS.get(name, 0) + 1
+            held.append(name)
+    except BaseException:  # one agent failed to open: let go of the others, as if the worker had stopped
+        await close_agents(held)
+        raise
 
 
-async def close_agents() -> None:
-    """Close what `open_agents` opened (toolsets, stores, providers)."""
+async def close_agents(names: Iterable[str]) -> None:
+    """Let go of agents `open_agents` opened; the last worker to let go of one closes what it opened
+    (toolsets, stores, providers, the fallback models' providers).
+    """  # noqa: D205
     from openagent.plugin import Toolset
 
-    runtimes = list(_RUNTIMES.values())
-    providers = {id(runtime.provider) for runtime in runtimes}
-    switched = [r.provider for r in _DERIVED.values() if r.owns_provider and id(r.provider) not in providers]
-    _AGENTS.clear(), _RUNTIMES.clear(), _DERIVED.clear(), _OPENED.clear()
-    for provider in switched:  # fallback models' providers, made here
-        await _close(provider)
-    for runtime in runtimes:
+    closing = []
+    for name in names:
+        _HOLDERS[name] -= 1
+        if _HOLDERS[name] == 0:
+            del _HOLDERS[name], _AGENTS[name]
+            closing.append(_RUNTIMES.pop(name))
+    for key in [key for key in _DERIVED if key[0] not in _RUNTIMES]:
+        derived = _DERIVED.pop(key)
+        if derived.owns_provider and all(derived.provider is not r.provider for r in closing):
+            await _close(derived.provider)  # a fallback model's provider, made here
+    for key in [key for key in _OPENED if key[0] not in _RUNTIMES]:
+        del _OPENED[key]
+    for runtime in closing:
         for toolset in reversed(runtime.toolsets):
             if isinstance(toolset, Toolset):
                 await _close(toolset)

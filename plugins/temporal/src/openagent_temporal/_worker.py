@@ -66,7 +66,7 @@ async def worker(
         ) as running:
             yield running
     finally:
-        await _registry.close_agents()
+        await _registry.close_agents(agents)
 
 
 async def run_worker(

@@ -235,7 +235,15 @@ async def test_the_session_is_resumable_in_process_afterwards(
     # and durably again, from the same session
     model2 = ScriptedModel([["still here"]])
     async with worker(client, task_queue + "-2", {"adder": options.replace(model=model2)}):
-        pass
+        run = await start_run(
+            client, "still there?", task_queue=task_queue + "-2", agent="adder", resume="sess-9"
+        )
+        with anyio.fail_after(30):
+            result = await run.result()
+    assert result.result == "still here" and result.session_id == "sess-9"
+    resumed = model2.requests[0].messages
+    assert resumed[0].content == "add them" and resumed[-1].content == "still there?"
+    assert len(resumed) == len(history) + 2  # the in-process turn's question and answer are there too
 
 
 @tool
@@ -569,3 +577,50 @@ async def test_subagent_start_and_stop_hooks_run_around_the_child_workflow(
     assert model.requests[1].messages[0].content == "add 2 and 3\n\nBe brief."  # the child's prompt
     refused = model.requests[3].messages[-1].content[0]
     assert refused.tool_use_id == "T2" and refused.is_error and refused.content == "no second helper today"
+
+
+async def test_two_workers_in_one_process_share_an_agent_until_the_last_one_stops(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    from openagent import ConfigError
+
+    options = AgentOptions(model=ScriptedModel(["one", "two"]), cwd=str(tmp_path))
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"shared": options}):
+        async with worker(client, task_queue + "-b", {"shared": options}):
+            with pytest.raises(ConfigError, match="already runs another agent named 'shared'"):
+                async with worker(client, task_queue + "-c", {"shared": options.replace(max_turns=3)}):
+                    pass
+        # the second worker stopped: the first one's agent is still open and runs
+        with anyio.fail_after(30):
+            got = [
+                m
+                async for m in durable_query(
+                    prompt="hi", client=client, task_queue=task_queue, agent="shared"
+                )
+            ]
+    assert got[-1].result == "one"
+
+
+async def test_a_model_that_repeats_a_task_call_id_fails_one_call_not_the_run(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    task = {"description": "sum", "prompt": "add 2 and 3", "subagent_type": "math"}
+    model = ScriptedModel([
+        [tool_call("Task", task, id="T1"), tool_call("Task", task, id="T1")],  # the same id twice
+        ["five"], ["one helper answered"],
+    ])  # fmt: skip
+    options = AgentOptions(
+        model=model, cwd=str(tmp_path), permission_mode="bypassPermissions",
+        agents={"math": AgentDefinition(description="does sums", prompt="You add.")},
+    )  # fmt: skip
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"boss": options}):
+        with anyio.fail_after(30):
+            got = [
+                m
+                async for m in durable_query(prompt="go", client=client, task_queue=task_queue, agent="boss")
+            ]
+    assert got[-1].subtype == "success" and got[-1].result == "one helper answered"
+    results = model.requests[-1].messages[-1].content
+    assert len(results) == 2 and sorted(bool(r.is_error) for r in results) == [False, True]

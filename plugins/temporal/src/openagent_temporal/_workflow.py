@@ -310,12 +310,12 @@ class AgentWorkflow:
             overrides=spec.overrides, subagent=kind, parent_tool_use_id=call.id, depth=spec.depth + 1,
             parent_permission_mode=state.permission_mode,
         )  # fmt: skip
-        handle = await workflow.start_child_workflow(
-            AgentWorkflow.run, child, id=f"{workflow.info().workflow_id}/{call.id}"
-        )
-        try:
+        try:  # a call id the model repeated makes a child id that is taken: that call fails, not the run
+            handle = await workflow.start_child_workflow(
+                AgentWorkflow.run, child, id=f"{workflow.info().workflow_id}/{call.id}"
+            )
             done = await self._watched(handle)
-        except (ChildWorkflowError, asyncio.CancelledError) as exc:
+        except (FailureError, asyncio.CancelledError) as exc:
             content = f"subagent {kind!r} stopped: {_reason(exc)}"
             return ToolCallResult(ToolResultBlock(tool_use_id=call.id, content=content, is_error=True))
         result = parse_message(done["result"])

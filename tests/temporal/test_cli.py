@@ -153,3 +153,28 @@ async def test_batch_refuses_a_bad_prompts_file_before_starting_anything(
         done = await anyio.run_process(command, env=env(), check=False)
     assert done.returncode == 2 and said in done.stderr.decode()
     assert not (tmp_path / "prompts.results.jsonl").exists()
+
+
+async def test_a_worker_whose_agents_module_fails_or_a_batch_with_no_server_says_so(tmp_path: Path) -> None:
+    (tmp_path / "broken_agents.py").write_text("raise RuntimeError('the key vault is down')\n")
+    command = [
+        OPENAGENT,
+        "worker",
+        "--temporal",
+        "127.0.0.1:9",
+        "-q",
+        "q",
+        "--agents",
+        "broken_agents:AGENTS",
+    ]
+    with anyio.fail_after(30):
+        done = await anyio.run_process(command, env=env(), check=False, cwd=tmp_path)
+    assert done.returncode == 2 and "RuntimeError: the key vault is down" in done.stderr.decode()
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text('"hello"\n')
+    command = [OPENAGENT, "batch", str(prompts), "--temporal", "127.0.0.1:9", "-q", "q"]  # nothing listens
+    with anyio.fail_after(60):
+        done = await anyio.run_process(command, env=env(), check=False)
+    assert done.returncode == 1 and "cannot reach Temporal at 127.0.0.1:9" in done.stderr.decode()
+    assert not (tmp_path / "prompts.results.jsonl").exists()

@@ -55,7 +55,7 @@ def _load_agents(reference: str) -> Mapping[str, Any]:
     sys.path.insert(0, os.getcwd())
     try:
         value = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:  # a module that is not there, or fails as it loads: say which, and why
         _fail(f"--agents {reference!r}: {type(exc).__name__}: {exc}")
     if callable(value) and not isinstance(value, AgentOptions | DurableAgent):
         value = value()

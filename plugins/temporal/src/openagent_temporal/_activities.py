@@ -3,15 +3,18 @@
 - ``openagent.start``: rebuild the session's history from the store, the init message, the prompt's hooks.
 - ``openagent.model_turn``: one model turn (``ModelRequest`` → assistant message, its cost).
 - ``openagent.tool_call``: one call through hooks, permissions and the tool; a call that needs a person's
-  answer comes back as ``ask`` (the workflow waits for the answer, then runs the call again with it).
+  answer comes back as ``ask`` (the workflow waits for the answer, then runs the call again with it). The
+  notes the loop keeps of a call (``tool_outcome``, ``permission_request``) come back with it, for the
+  workflow's next session write.
 - ``openagent.decide``: the decision after a turn when the agent has Stop hooks or a JSON schema (hooks may
   do I/O; without them the workflow decides itself).
 - ``openagent.persist``: append messages to the session store (uuids make a retried append harmless in the
   stores that deduplicate by uuid).
 - ``openagent.compact``: the history, compacted.
 
-Every activity heartbeats while it runs, so a worker that dies is noticed within the agent's
-``heartbeat_timeout`` (not at the end of the activity's start-to-close timeout). Provider errors keep the
+Every queued activity heartbeats while it runs (the first beat after a third of the timeout: the timeout
+runs from the start), so a worker that dies is noticed within the agent's ``heartbeat_timeout`` (not at the
+end of the activity's start-to-close timeout). Provider errors keep the
 in-process loop's classification: what `ProviderError` says is not retryable (a 400, bad credentials, a
 context overflow) fails at once; a ``Retry-After`` sets the next attempt's delay.
 """
@@ -66,9 +69,11 @@ async def _heartbeating(every: timedelta) -> AsyncIterator[None]:
     period = max(every.total_seconds() / 3, 0.2)
 
     async def beat() -> None:
+        # The heartbeat timeout runs from the activity's start, so the first beat can wait one period: an
+        # activity shorter than that (most tool calls, most turns) sends none, and costs the server nothing.
         while True:
-            activity.heartbeat()
             await asyncio.sleep(period)  # noqa: TID251 - an activity runs on asyncio (temporalio)
+            activity.heartbeat()
 
     # A bare task, not a task group: the body's own error must leave as itself (a task group would wrap it
     # in an exception group, and the provider error's classification would be lost).
@@ -190,10 +195,12 @@ async def call_tool(given: ToolInput) -> dict[str, Any]:
     if options.can_use_tool is None:
         options = options.replace(can_use_tool=approver)
     store, key = runtime.store, given.session_key
+    records: list[dict[str, Any]] = []
 
     async def record(kind: str, **fields: Any) -> None:
-        assert store is not None and key is not None
-        await store.append(key, [{**entry_for(kind, given.session_id), **fields}])  # type: ignore[arg-type]
+        # Handed to the workflow, which writes it with the run's next batch, in order (and, being in the
+        # activity's result, with the same uuid on a replay): one write less per call.
+        records.append({**entry_for(kind, given.session_id), **fields})
 
     env = dataclasses.replace(runtime, options=options).tool_env(
         given.session_id, rules, given.hook_base, record=record if store is not None and key else None
@@ -209,8 +216,8 @@ async def call_tool(given: ToolInput) -> dict[str, Any]:
             "disallowed": rules.disallowed,
             "ask": rules.ask,
         }
-        return {"result": result.to_json(), "rules": rules_after}
-    return {"ask": asked[0]}
+        return {"result": result.to_json(), "rules": rules_after, "records": records}
+    return {"ask": asked[0], "records": records}
 
 
 @activity.defn(name="openagent.decide")
@@ -240,6 +247,9 @@ async def _append(runtime: Runtime, key: dict[str, str] | None, entries: list[di
         return
     rows = []
     for item in await expand_messages(runtime.store, key, entries):
+        if "_record" in item:  # a note the loop keeps (a tool call's outcome), already an entry
+            rows.append(item["_record"])
+            continue
         data = dict(item)
         fields = data.pop("_entry", {})
         rows.append({**entry_for(parse_message(data), key["session_id"]), **fields})

@@ -274,6 +274,7 @@ class AgentWorkflow:
                     f"Error: the call did not complete ({_reason(exc)}); it may or may not have taken effect"
                 )
                 return ToolCallResult(ToolResultBlock(tool_use_id=call.id, content=text, is_error=True))
+            self._unsaved.extend({"_record": entry} for entry in done.get("records", ()))
             if "ask" not in done:
                 rules = done["rules"]
                 for behavior, key in (("allow", "allowed"), ("deny", "disallowed"), ("ask", "ask")):

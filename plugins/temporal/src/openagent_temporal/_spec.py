@@ -2,9 +2,10 @@
 
 Messages travel as their JSON data (``model_dump(mode="json")``); nothing here holds a key, a provider or
 a callable: those live in the worker's agents, named by ``agent``.
-"""
 
-from __future__ import annotations
+The annotations are real types, not strings (no ``from __future__ import annotations``): temporalio reads
+them for every payload it decodes, and evaluating strings each time costs it twice as much.
+"""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,18 @@ OVERRIDABLE = frozenset(
 )
 """The `AgentOptions` fields a run may set for itself: plain data, the same on every worker. Anything
 else (the model, tools, hooks, stores) is the worker's agent's: define another agent to change it."""
+
+
+@dataclass
+class Approval:
+    """A person's answer to a call that asked: ``allow`` or ``deny``, with what Claude's callback returns."""
+
+    behavior: str
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    interrupt: bool = False
+    by: str | None = None
+    """Who answered (free text: a user name, a process), recorded in the run's messages."""
 
 
 @dataclass
@@ -93,15 +106,3 @@ class ToolInput:
     session_key: dict[str, str] | None = None
     approval: Approval | None = None
     hook_base: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Approval:
-    """A person's answer to a call that asked: ``allow`` or ``deny``, with what Claude's callback returns."""
-
-    behavior: str
-    message: str = ""
-    updated_input: dict[str, Any] | None = None
-    interrupt: bool = False
-    by: str | None = None
-    """Who answered (free text: a user name, a process), recorded in the run's messages."""

@@ -6,7 +6,6 @@ sleeps: long the first time a call id is seen (so a kill lands mid-call), not at
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -17,7 +16,7 @@ from temporalio.client import Client
 from temporalio.common import RetryPolicy
 
 from openagent import AgentOptions, ToolContext, tool
-from openagent_temporal import DurableAgent, worker
+from openagent_temporal import DurableAgent, run, worker
 
 server, queue, model_url, ledger, retries = sys.argv[1:6]
 
@@ -46,4 +45,4 @@ async def main() -> None:
         await anyio.sleep_forever()
 
 
-asyncio.run(main())
+run(main())  # as `openagent worker` runs: on uvloop

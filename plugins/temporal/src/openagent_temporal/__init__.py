@@ -17,7 +17,7 @@ from openagent.plugin import hookimpl
 if TYPE_CHECKING:
     from ._client import DurableRun, attach, durable_query, start_run
     from ._registry import DurableAgent
-    from ._worker import run_worker, worker
+    from ._worker import run, run_worker, worker
     from ._workflow import AgentWorkflow
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "attach",
     "durable_query",
     "register_commands",
+    "run",
     "run_worker",
     "start_run",
     "worker",
@@ -38,6 +39,7 @@ _WHERE = {
     "durable_query": "._client",
     "start_run": "._client",
     "DurableAgent": "._registry",
+    "run": "._worker",
     "run_worker": "._worker",
     "worker": "._worker",
     "AgentWorkflow": "._workflow",

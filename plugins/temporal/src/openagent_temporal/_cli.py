@@ -107,8 +107,10 @@ def worker_command(
             )
             await anyio.sleep_forever()
 
+    from ._worker import run
+
     try:
-        asyncio.run(serve())
+        run(serve())
     except KeyboardInterrupt:
         pass
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import random
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +108,19 @@ MODES = {
 fast: ``sandboxed=False`` and ``local_model_turns=True``."""
 
 
+RESTART_AFTER = 1.0
+"""Seconds before a killed worker's replacement starts (with ``--replace``), as ``RestartSec=1`` would."""
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """A process's user + system CPU time so far (Linux ``/proc``; 0.0 elsewhere or once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_worker(args: list[str], mode: str) -> subprocess.Popen[str]:
     env = {**os.environ, "OPENAGENT_PLUGINS": "openai,postgres,temporal"} | MODES[mode]
     process = subprocess.Popen(
@@ -118,8 +133,9 @@ def start_worker(args: list[str], mode: str) -> subprocess.Popen[str]:
 
 
 async def durable(
-    n: int, concurrency: int, server: str, queue: str, kill: subprocess.Popen[str], kill_after: float
-) -> dict[str, Any]:
+    n: int, concurrency: int, server: str, queue: str, workers: list[subprocess.Popen[str]],
+    kill_after: float, replace: Callable[[], subprocess.Popen[str]] | None,
+) -> dict[str, Any]:  # fmt: skip
     from temporalio.client import Client
 
     from openagent_temporal import start_run
@@ -148,8 +164,11 @@ async def durable(
         if kill_after < 0:
             return
         await anyio.sleep(kill_after)
-        kill.send_signal(signal.SIGKILL)
-        print(f"  killed worker {kill.pid} after {kill_after:.1f} s", file=sys.stderr)
+        workers[0].send_signal(signal.SIGKILL)
+        print(f"  killed worker {workers[0].pid} after {kill_after:.1f} s", file=sys.stderr)
+        if replace is not None:  # as a supervisor (systemd, Kubernetes) would, a second later
+            await anyio.sleep(RESTART_AFTER)
+            workers.append(await anyio.to_thread.run_sync(replace))
 
     began = time.perf_counter()
     await asyncio.gather(killer(), *(one(i) for i in range(n)))
@@ -196,12 +215,19 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-kill", action="store_true", help="kill no worker (the crash-free rate)")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="start a new worker in the killed one's place, as a supervisor would",
+    )
     parser.add_argument("--modes", default="default,fast", help="worker set-ups to run: default, fast")
     parser.add_argument("--worker", nargs=5, metavar=("SERVER", "QUEUE", "MODEL_URL", "STORE_URL", "LEDGER"))
     parser.add_argument("--json", type=Path, default=HERE / "results" / "durable.json")
     args = parser.parse_args()
     if args.worker:
-        asyncio.run(worker_main(*args.worker))
+        from openagent_temporal import run
+
+        run(worker_main(*args.worker))  # as `openagent worker` runs (uvloop)
         return
     from scripted_server import ScriptedServer
     from stores_suite import PostgresServer, TemporalServer
@@ -227,7 +253,13 @@ def main() -> None:
                 print(
                     f"{mode}: {n} conversations, 2 workers, concurrency {args.concurrency}", file=sys.stderr
                 )
-                got = asyncio.run(durable(n, args.concurrency, server, mode, workers[0], kill_after))
+                server_pid = temporal.proc.pid if temporal.proc else None
+                began = {w.pid: cpu_seconds(w.pid) for w in workers} | {server_pid: cpu_seconds(server_pid)}
+                replace = functools.partial(start_worker, worker_args, mode) if args.replace else None
+                got = asyncio.run(durable(n, args.concurrency, server, mode, workers, kill_after, replace))
+                # a killed worker is not reaped until `stop`: its CPU time is still there to read
+                used = {w.pid: cpu_seconds(w.pid) - began.get(w.pid, 0.0) for w in workers}
+                server_cpu = cpu_seconds(server_pid) - began[server_pid]
                 calls, duplicates = count_calls(ledger, f"{mode}-")
                 stop(workers)
                 report[mode] = {
@@ -236,9 +268,13 @@ def main() -> None:
                     "tool_executions": calls,
                     "duplicate_tool_executions": duplicates,
                     "worker_killed_after_s": round(kill_after, 2),
+                    "killed_worker_replaced": args.replace and kill_after >= 0,
                     "seconds": round(got["seconds"], 2),
                     "throughput_per_s": round(got.get("completed", 0) / got["seconds"], 1),
                     "ms_per_conversation": round(1000 * got["seconds"] / n, 2),
+                    # where the CPU went, per conversation: every worker process, the Temporal server
+                    "worker_cpu_ms_per_conversation": round(1000 * sum(used.values()) / n, 2),
+                    "server_cpu_ms_per_conversation": round(1000 * server_cpu / n, 2),
                 }
             local = asyncio.run(in_process(n, args.concurrency, model.url, pg.url, str(ledger)))
     finally:

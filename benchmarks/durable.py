@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import json
 import os
 import random
@@ -29,7 +28,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +106,6 @@ MODES = {
 fast: ``sandboxed=False`` and ``local_model_turns=True``."""
 
 
-RESTART_AFTER = 1.0
-"""Seconds before a killed worker's replacement starts (with ``--replace``), as ``RestartSec=1`` would."""
-
-
 def cpu_seconds(pid: int | None) -> float:
     """A process's user + system CPU time so far (Linux ``/proc``; 0.0 elsewhere or once it is gone)."""
     try:
@@ -133,9 +127,8 @@ def start_worker(args: list[str], mode: str) -> subprocess.Popen[str]:
 
 
 async def durable(
-    n: int, concurrency: int, server: str, queue: str, workers: list[subprocess.Popen[str]],
-    kill_after: float, replace: Callable[[], subprocess.Popen[str]] | None,
-) -> dict[str, Any]:  # fmt: skip
+    n: int, concurrency: int, server: str, queue: str, kill: subprocess.Popen[str], kill_after: float
+) -> dict[str, Any]:
     from temporalio.client import Client
 
     from openagent_temporal import start_run
@@ -164,11 +157,8 @@ async def durable(
         if kill_after < 0:
             return
         await anyio.sleep(kill_after)
-        workers[0].send_signal(signal.SIGKILL)
-        print(f"  killed worker {workers[0].pid} after {kill_after:.1f} s", file=sys.stderr)
-        if replace is not None:  # as a supervisor (systemd, Kubernetes) would, a second later
-            await anyio.sleep(RESTART_AFTER)
-            workers.append(await anyio.to_thread.run_sync(replace))
+        kill.send_signal(signal.SIGKILL)
+        print(f"  killed worker {kill.pid} after {kill_after:.1f} s", file=sys.stderr)
 
     began = time.perf_counter()
     await asyncio.gather(killer(), *(one(i) for i in range(n)))
@@ -215,11 +205,6 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-kill", action="store_true", help="kill no worker (the crash-free rate)")
-    parser.add_argument(
-        "--replace",
-        action="store_true",
-        help="start a new worker in the killed one's place, as a supervisor would",
-    )
     parser.add_argument("--modes", default="default,fast", help="worker set-ups to run: default, fast")
     parser.add_argument("--worker", nargs=5, metavar=("SERVER", "QUEUE", "MODEL_URL", "STORE_URL", "LEDGER"))
     parser.add_argument("--json", type=Path, default=HERE / "results" / "durable.json")
@@ -255,8 +240,7 @@ def main() -> None:
                 )
                 server_pid = temporal.proc.pid if temporal.proc else None
                 began = {w.pid: cpu_seconds(w.pid) for w in workers} | {server_pid: cpu_seconds(server_pid)}
-                replace = functools.partial(start_worker, worker_args, mode) if args.replace else None
-                got = asyncio.run(durable(n, args.concurrency, server, mode, workers, kill_after, replace))
+                got = asyncio.run(durable(n, args.concurrency, server, mode, workers[0], kill_after))
                 # a killed worker is not reaped until `stop`: its CPU time is still there to read
                 used = {w.pid: cpu_seconds(w.pid) - began.get(w.pid, 0.0) for w in workers}
                 server_cpu = cpu_seconds(server_pid) - began[server_pid]
@@ -268,7 +252,6 @@ def main() -> None:
                     "tool_executions": calls,
                     "duplicate_tool_executions": duplicates,
                     "worker_killed_after_s": round(kill_after, 2),
-                    "killed_worker_replaced": args.replace and kill_after >= 0,
                     "seconds": round(got["seconds"], 2),
                     "throughput_per_s": round(got.get("completed", 0) / got["seconds"], 1),
                     "ms_per_conversation": round(1000 * got["seconds"] / n, 2),

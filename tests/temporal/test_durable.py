@@ -79,6 +79,49 @@ async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(
     assert got[-1].result == "2 + 3 = 5, and 1 + 1 = 2"
 
 
+def entry_shape(entries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """A session's entries as what each says: its type, and for a tool call's note, which call and how."""
+    shape: list[tuple[Any, ...]] = []
+    for entry in entries:
+        if entry["type"] == "tool_outcome":
+            shape.append(("tool_outcome", entry["tool_use_id"], entry["tool_name"], entry["permission"]))
+        else:
+            shape.append((entry["type"], entry.get("message", {}).get("subtype")))
+    return shape
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["default", "unsandboxed-local-turns"])
+async def test_a_durable_run_writes_the_session_query_writes(
+    temporal_server: str, task_queue: str, tmp_path, fast: bool
+) -> None:
+    from openagent import MemorySessionStore
+    from openagent.plugin import project_key_for
+
+    store = MemorySessionStore()
+
+    def options(session_id: str) -> AgentOptions:
+        return AgentOptions(
+            model=ScriptedModel(script()), tools=[add], cwd=str(tmp_path), session_store=store,
+            permission_mode="bypassPermissions", session_id=session_id,
+        )  # fmt: skip
+
+    [m async for m in query(prompt="add them", options=options("in-process"))]
+    client = await Client.connect(temporal_server)
+    agent = DurableAgent(options("durable"), local_model_turns=fast)
+    async with worker(client, task_queue, {"adder": agent}, sandboxed=not fast):
+        run = await start_run(client, "add them", task_queue=task_queue, agent="adder", session_id="durable")
+        with anyio.fail_after(30):
+            await run.result()
+    project = project_key_for(tmp_path)
+    expected = await store.load({"project_key": project, "session_id": "in-process"})
+    got = await store.load({"project_key": project, "session_id": "durable"})
+    assert expected is not None and got is not None
+    assert entry_shape(got) == entry_shape(expected)
+    notes = [e for e in entry_shape(got) if e[0] == "tool_outcome"]
+    assert [note[1] for note in notes] == ["c1", "c2"]  # one note per call, each with its permission
+    assert all(note[3]["behavior"] == "allow" for note in notes)
+
+
 @tool(requires_permission=True)
 def launch(target: str) -> str:
     """Launch something (it needs a person's approval)."""

@@ -240,7 +240,9 @@ def main() -> None:
                 )
                 server_pid = temporal.proc.pid if temporal.proc else None
                 began = {w.pid: cpu_seconds(w.pid) for w in workers} | {server_pid: cpu_seconds(server_pid)}
+                client_before = time.process_time()
                 got = asyncio.run(durable(n, args.concurrency, server, mode, workers[0], kill_after))
+                client_cpu = time.process_time() - client_before
                 # a killed worker is not reaped until `stop`: its CPU time is still there to read
                 used = {w.pid: cpu_seconds(w.pid) - began.get(w.pid, 0.0) for w in workers}
                 server_cpu = cpu_seconds(server_pid) - began[server_pid]
@@ -258,6 +260,8 @@ def main() -> None:
                     # where the CPU went, per conversation: every worker process, the Temporal server
                     "worker_cpu_ms_per_conversation": round(1000 * sum(used.values()) / n, 2),
                     "server_cpu_ms_per_conversation": round(1000 * server_cpu / n, 2),
+                    # this process: the client starting runs and awaiting results, and the scripted server
+                    "client_cpu_ms_per_conversation": round(1000 * client_cpu / n, 2),
                 }
             local = asyncio.run(in_process(n, args.concurrency, model.url, pg.url, str(ledger)))
     finally:

@@ -12,10 +12,12 @@ the ``compact_boundary`` message; the loop persists both, so a resumed run rebui
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._errors import OpenAgentError
 from ._models import ModelProfile, ModelRequest, Provider, Stop, TextDelta
 from ._types import (
     AssistantMessage,
@@ -27,7 +29,9 @@ from ._types import (
     UserMessage,
 )
 
-__all__ = ["Compaction", "compact", "estimate_tokens"]
+__all__ = ["MIN_CONTEXT_WINDOW", "Compaction", "compact", "estimate_tokens", "reported_window"]
+
+logger = logging.getLogger("openagent.compaction")
 
 History = list[UserMessage | AssistantMessage]
 
@@ -48,6 +52,26 @@ def _size(message: UserMessage | AssistantMessage) -> int:
         return len(message.model_dump_json(exclude_none=True))
     except ValueError:  # a lone surrogate (text from someone else) cannot be UTF-8: count it escaped
         return len(json.dumps(message.model_dump(mode="python", exclude_none=True), default=str))
+
+
+MIN_CONTEXT_WINDOW = 1_024
+"""No model is run with a smaller window: below this many tokens of history, nobody asks the server."""
+
+
+async def reported_window(provider: Provider) -> int | None:
+    """The context window the provider's server reports for its model (``model_profile()``, where the
+    provider has it: llama.cpp, Ollama, vLLM…), or ``None`` when it cannot say — which is no reason to fail
+    a run.
+    """  # noqa: D205
+    ask = getattr(provider, "model_profile", None)
+    if ask is None:
+        return None
+    try:
+        reported = await ask()
+    except OpenAgentError as exc:
+        logger.debug("the model profile could not be read: %s", exc)
+        return None
+    return getattr(reported, "context_window", None)
 
 
 @dataclass
@@ -75,6 +99,12 @@ class Compaction:
     def needed(self, history: History, window: int | None, extra: int = 0) -> bool:
         """Whether ``history`` (plus ``extra`` tokens of system prompt and tools) passes the threshold."""
         return window is not None and estimate_tokens(history) + extra > self.threshold * window
+
+    def worth_asking(self, history: History) -> bool:
+        """Whether the server's reported window could matter yet: ``history`` would need compacting in the
+        smallest window a model is run with (`MIN_CONTEXT_WINDOW`), so short runs never ask.
+        """  # noqa: D205
+        return self.needed(history, MIN_CONTEXT_WINDOW)
 
     async def apply(
         self, history: History, provider: Provider, model: str, window: int | None, extra: int, *, force: bool

@@ -22,13 +22,13 @@ from typing import Any, Literal, TypeVar, overload
 import anyio
 
 from ._checkpoints import FileCheckpoints
-from ._compaction import Compaction, compact
+from ._compaction import Compaction, compact, reported_window
 from ._errors import ConfigError, ContextWindowExceededError, OpenAgentError, ProviderError
 from ._hooks import observe_hooks, run_hooks
 from ._models import ModelEvent, ModelRequest, Provider
 from ._options import AgentOptions
 from ._reader import EventReader
-from ._runtime import MIN_CONTEXT_WINDOW, Inherited, open_runtime, prepare
+from ._runtime import Inherited, open_runtime, prepare
 from ._sessions import entry_for
 from ._steps import (
     Finish,
@@ -458,20 +458,11 @@ class Conversation:
         return boundary
 
     async def _reported_window(self, policy: Compaction) -> int | None:
-        """The window the server reports: asked once, and only when the answer could matter (the history
-        would need compacting in the smallest window a model is run with), so short runs never ask.
-        """  # noqa: D205
-        ask = getattr(self.runtime.provider, "model_profile", None)
-        if ask is None or self._asked or not policy.needed(self.state.history, MIN_CONTEXT_WINDOW):
+        """The window the server reports: asked once, and only when the answer could matter."""
+        if self._asked or not policy.worth_asking(self.state.history):
             return self._window
         self._asked = True
-        if ask is not None:
-            try:
-                reported = await ask()
-            except OpenAgentError as exc:  # a server that cannot say is no reason to fail the run
-                logger.debug("the model profile could not be read: %s", exc)
-                reported = None
-            self._window = getattr(reported, "context_window", None)
+        self._window = await reported_window(self.runtime.provider)
         return self._window
 
     # -- tools --

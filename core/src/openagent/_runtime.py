@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._compaction import MIN_CONTEXT_WINDOW
 from ._errors import ConfigError
 from ._hooks import HookMatcher, merge_hooks
 from ._models import ModelProfile, Provider, ProviderProfile, split_model
@@ -45,9 +46,6 @@ __all__ = [
     "open_toolsets",
     "prepare",
 ]
-
-MIN_CONTEXT_WINDOW = 1_024
-"""No model is run with a smaller window: below this many tokens of history, nobody asks the server."""
 
 
 @dataclass(frozen=True, slots=True)

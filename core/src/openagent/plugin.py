@@ -30,8 +30,9 @@ tool types both kinds of code share). Every other module of the package is priva
   `tool_results`, `after_tools`, `turn_limit`, `result_message`; and what an engine needs around them:
   `hook_input` (what every hook input holds), `run_hooks` (one event's hooks, and what they said),
   `restore_session` (where a run resumes), `entry_for` (a message as a session entry), `compact` (the
-  history, compacted), `child_runtime` (a subagent's runtime, as the ``Task`` tool would make it),
-  `parse_message` (a message from its JSON data).
+  history, compacted), `reported_window` (the context window the model's server reports),
+  `child_runtime` (a subagent's runtime, as the ``Task`` tool would make it), `parse_message` (a message
+  from its JSON data).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ from ._types import RawBlock, Usage, parse_message
 
 if TYPE_CHECKING:  # imported on first use: the registry needs pluggy, the steps the whole loop
     from ._agents import child_runtime
-    from ._compaction import compact
+    from ._compaction import compact, reported_window
     from ._contract import ProviderContract
     from ._hooks import run_hooks
     from ._hookspecs import (
@@ -237,6 +238,7 @@ __all__ = [
     "project_digest",
     "project_key_for",
     "registry",
+    "reported_window",
     "require_asyncio",
     "resolve",
     "restore_session",
@@ -301,6 +303,7 @@ _LAZY = {
     "child_runtime": "._agents",
     "run_hooks": "._hooks",
     "compact": "._compaction",
+    "reported_window": "._compaction",
 }
 
 

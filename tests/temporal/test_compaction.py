@@ -8,7 +8,7 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from openagent import AgentOptions, Compaction, HookMatcher, SystemMessage, query, tool
+from openagent import AgentOptions, Compaction, HookMatcher, ModelProfile, SystemMessage, query, tool
 from openagent.testing import ScriptedModel, tool_call
 from openagent_temporal import start_run, worker
 
@@ -63,6 +63,48 @@ async def test_a_long_durable_run_compacts_and_stays_within_its_window(
     assert later[-1].result == "resumed"
     resumed = again.requests[0].messages  # the compacted history, not the 50 messages of the run
     assert "was compacted" in resumed[0].content and len(resumed) < 50
+
+
+class ReportingModel(ScriptedModel):
+    """A scripted model whose server reports its context window (as llama.cpp's ``/props`` does)."""
+
+    def __init__(self, turns: list[Any]) -> None:
+        super().__init__(turns)
+        self.asked = 0
+
+    async def model_profile(self) -> ModelProfile:
+        self.asked += 1
+        return ModelProfile(context_window=2_000)
+
+
+async def test_a_durable_run_asks_the_server_for_its_window_once_as_query_does(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    def options(model: ScriptedModel) -> AgentOptions:
+        return AgentOptions(
+            model=model, tools=[lookup], cwd=str(tmp_path), max_turns=40, permission_mode="bypassPermissions",
+            compaction=Compaction(keep_last=4, max_tool_result_chars=100, model=ScriptedModel(["summary"] * 50)),
+        )  # fmt: skip
+
+    def turns() -> list[Any]:
+        return [[tool_call("lookup", {"n": i}, id=f"l{i}")] for i in range(24)] + ["all done"]
+
+    local = ReportingModel(turns())
+    expected = [m async for m in query(prompt="look up 24 things", options=options(local))]
+    model = ReportingModel(turns())
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"long": options(model)}):
+        run = await start_run(client, "look up 24 things", task_queue=task_queue, agent="long")
+        with anyio.fail_after(60):
+            got = [m async for m in run.messages()]
+    assert got[-1].result == expected[-1].result == "all done"
+    assert model.asked == local.asked == 1  # asked once, not per turn: the answer is in the history
+
+    def boundaries(messages: list[Any]) -> int:
+        return sum(isinstance(m, SystemMessage) and m.subtype == "compact_boundary" for m in messages)
+
+    assert boundaries(got) == boundaries(expected) > 0  # the reported window set it off, as in-process
+    assert max(tokens(r.messages) for r in model.requests) < 2_000
 
 
 async def test_a_context_overflow_compacts_for_real_and_asks_again(

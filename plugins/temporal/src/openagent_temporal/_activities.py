@@ -11,6 +11,8 @@
 - ``openagent.persist``: append messages to the session store (uuids make a retried append harmless in the
   stores that deduplicate by uuid).
 - ``openagent.compact``: the history, compacted.
+- ``openagent.model_window``: the context window the model's server reports (asked once per run, when the
+  history grows long enough for it to matter).
 
 Every queued activity heartbeats while it runs (the first beat after a third of the timeout: the timeout
 runs from the start), so a worker that dies is noticed within the agent's ``heartbeat_timeout`` (not at the
@@ -45,6 +47,7 @@ from openagent.plugin import (
     model_turn,
     new_state,
     parse_message,
+    reported_window,
     restore_session,
     run_hooks,
     submit,
@@ -279,6 +282,15 @@ async def compact_history(
     return {"state": run_state.to_json(), "boundary": boundary.model_dump(mode="json")}
 
 
+@activity.defn(name="openagent.model_window")
+async def model_window(spec: RunSpec, fallback: bool) -> int | None:
+    """The context window the model's server reports (``None`` when it cannot say), as the in-process
+    loop asks it: once per run, when the history grows long enough for the answer to matter.
+    """  # noqa: D205
+    runtime = await _registry.opened_runtime(spec, fallback=fallback)
+    return await reported_window(runtime.provider)
+
+
 @activity.defn(name="openagent.subagent_hook")
 async def subagent_hook(spec: RunSpec, event: str, data: dict[str, Any]) -> dict[str, Any]:
     """The parent's SubagentStart or SubagentStop hooks (they may do I/O): whether one blocked the
@@ -290,5 +302,5 @@ async def subagent_hook(spec: RunSpec, event: str, data: dict[str, Any]) -> dict
     return {"blocked": blocked, "context": list(said.additional_context)}
 
 
-ACTIVITIES = [start, turn, call_tool, decide_turn, persist, compact_history, subagent_hook]
+ACTIVITIES = [start, turn, call_tool, decide_turn, persist, compact_history, model_window, subagent_hook]
 """Every activity a worker registers."""

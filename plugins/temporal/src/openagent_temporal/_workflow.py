@@ -33,7 +33,14 @@ from temporalio.exceptions import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from openagent import AssistantMessage, SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
+    from openagent import (
+        AssistantMessage,
+        Compaction,
+        SystemMessage,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
     from openagent.plugin import (
         ConfigError,
         Finish,
@@ -84,6 +91,8 @@ class AgentWorkflow:
         self._running: set[asyncio.Task[Any]] = set()
         self._fell_back = False
         self._overflowed = False  # the last model turn failed with a context overflow
+        self._window: int | None = None  # what the model's server reported, once asked
+        self._asked_window = False
 
     # -- the run --------------------------------------------------------------------------------------
 
@@ -377,9 +386,9 @@ class AgentWorkflow:
         an activity).
         """  # noqa: D205
         policy = runtime.options.compaction
-        window = policy.window(runtime.profile) if policy is not None else None
         if policy is None or not state.history:
             return state
+        window = policy.window(runtime.profile) or await self._reported_window(spec, policy, state)
         if not force and (window is None or not policy.needed(state.history, window, runtime.extra_tokens())):
             return state
         compacted = await workflow.execute_activity(
@@ -393,6 +402,21 @@ class AgentWorkflow:
         history = [m.model_dump(mode="json", exclude_none=True) for m in state.history]
         self._keep(parse_message(compacted["boundary"]), fields={"history": history})
         return state
+
+    async def _reported_window(self, spec: RunSpec, policy: Compaction, state: RunState) -> int | None:
+        """The window the model's server reports, as in-process: asked once, when it could matter (a local
+        activity: the answer is in the history, so a replay does not ask again).
+        """  # noqa: D205
+        if self._asked_window or not policy.worth_asking(state.history):
+            return self._window
+        self._asked_window = True
+        self._window = await workflow.execute_local_activity(
+            _activities.model_window,
+            args=[spec, self._fell_back],
+            start_to_close_timeout=timedelta(minutes=1),
+            retry_policy=_QUICK,
+        )
+        return self._window
 
     def _take_unsaved(self, runtime: Runtime, state: RunState) -> list[dict[str, Any]]:
         """The messages not yet in the session store (none when the run keeps no session)."""

@@ -84,6 +84,20 @@ async def worker_main(server: str, queue: str, model_url: str, store_url: str, l
 
     from openagent_temporal import DurableAgent, worker
 
+    if os.environ.get("DURABLE_FLOOR") == "1":
+        from durable_floor import ACTIVITIES, FloorWorkflow
+        from durable_floor import LEDGER as FLOOR_LEDGER
+        from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+        FLOOR_LEDGER["path"] = ledger
+        client = await Client.connect(server)
+        async with Worker(
+            client, task_queue=queue, workflows=[FloorWorkflow], activities=ACTIVITIES,
+            workflow_runner=UnsandboxedWorkflowRunner(), max_concurrent_activities=200,
+        ):  # fmt: skip
+            print("ready", flush=True)
+            await anyio.sleep_forever()
+
     agent = DurableAgent(
         agent_options(model_url, store_url, ledger), heartbeat_timeout=timedelta(seconds=10),
         local_model_turns=os.environ.get("DURABLE_LOCAL_TURNS") == "1",
@@ -101,9 +115,11 @@ async def worker_main(server: str, queue: str, model_url: str, store_url: str, l
 MODES = {
     "default": {"DURABLE_SANDBOX": "1", "DURABLE_LOCAL_TURNS": "0"},
     "fast": {"DURABLE_SANDBOX": "0", "DURABLE_LOCAL_TURNS": "1"},
+    "floor": {"DURABLE_FLOOR": "1"},
 }
 """default: `worker()` and `DurableAgent` as they come (sandboxed workflows, model turns as activities);
-fast: ``sandboxed=False`` and ``local_model_turns=True``."""
+fast: ``sandboxed=False`` and ``local_model_turns=True``; floor: durable_floor.py, the same Temporal steps
+with no agent in them (what Temporal itself costs here)."""
 
 
 def cpu_seconds(pid: int | None) -> float:
@@ -140,6 +156,12 @@ async def durable(
     async def one(i: int) -> None:
         async with gate:
             try:
+                if queue == "floor":
+                    done = await client.execute_workflow(
+                        "floor.run", f"job {i}", id=f"{queue}-{i}", task_queue=queue
+                    )
+                    outcomes["completed" if done == "all done" else "failed"] += 1
+                    return
                 run = await start_run(
                     client, f"job {i}", task_queue=queue, agent="bench", session_id=f"{queue}-{i}",
                     run_id=f"{queue}-{i}",
@@ -205,7 +227,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-kill", action="store_true", help="kill no worker (the crash-free rate)")
-    parser.add_argument("--modes", default="default,fast", help="worker set-ups to run: default, fast")
+    parser.add_argument(
+        "--modes", default="default,fast,floor", help="worker set-ups to run: default, fast, floor"
+    )
     parser.add_argument("--worker", nargs=5, metavar=("SERVER", "QUEUE", "MODEL_URL", "STORE_URL", "LEDGER"))
     parser.add_argument("--json", type=Path, default=HERE / "results" / "durable.json")
     args = parser.parse_args()

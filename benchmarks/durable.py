@@ -132,14 +132,17 @@ def cpu_seconds(pid: int | None) -> float:
 
 
 def start_worker(args: list[str], mode: str) -> subprocess.Popen[str]:
+    """A worker process; what it writes after ``ready`` (Temporal's warnings) goes to ``workers.log``
+    beside the ledger.
+    """
+    from stores_suite import start_ready
+
     env = {**os.environ, "OPENAGENT_PLUGINS": "openai,postgres,temporal"} | MODES[mode]
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--worker", *args], stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
-        raise SystemExit(f"a worker did not start (exit {process.poll()})")
-    return process
+    log = Path(args[4]).with_name("workers.log")
+    try:
+        return start_ready([sys.executable, __file__, "--worker", *args], env, log)
+    except RuntimeError as exc:
+        raise SystemExit(f"a worker did not start: {exc}") from None
 
 
 async def durable(
@@ -313,8 +316,6 @@ def stop(workers: list[subprocess.Popen[str]]) -> None:
         if process.poll() is None:
             process.kill()
         process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 if __name__ == "__main__":

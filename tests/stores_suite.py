@@ -15,10 +15,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from glob import glob
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,6 +42,29 @@ __all__ = [
 
 
 # -- servers ------------------------------------------------------------------------------------------------
+
+
+def start_ready(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+    """Start a child that prints ``ready`` on stdout once it serves (a worker), and wait for that line.
+
+    The rest of its stdout (Temporal's core writes its warnings there) is copied to ``log`` by a thread for
+    as long as the child lives: a chatty child must never block on a full pipe nobody reads (a worker did,
+    mid-benchmark, after the other worker was killed).
+    """
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
+    assert process.stdout is not None
+    line = process.stdout.readline()  # blocks until the child is ready (or dies)
+    if line.strip() != "ready":
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"{args[1] if len(args) > 1 else args[0]} did not start (exit {process.poll()})")
+
+    def copy(stream: Any = process.stdout) -> None:
+        with stream, log.open("a") as sink:
+            shutil.copyfileobj(stream, sink)
+
+    threading.Thread(target=copy, daemon=True, name=f"drain-{process.pid}").start()
+    return process
 
 
 def free_port() -> int:

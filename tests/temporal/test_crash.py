@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from scripted_server import ScriptedServer, ToolCall, Turn
+from stores_suite import start_ready
 from temporalio.client import Client
 
 from openagent_temporal import start_run
@@ -36,14 +37,9 @@ class Workers:
 
     def start(self) -> subprocess.Popen[str]:
         env = {**os.environ, "OPENAGENT_PLUGINS": "openai,temporal"}
-        process = subprocess.Popen(
-            [sys.executable, str(HERE / "crash_worker.py"), *self.args],
-            stdout=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+        args = [sys.executable, str(HERE / "crash_worker.py"), *self.args]
+        process = start_ready(args, env, Path(self.args[3]).with_suffix(".workers.log"))
         self.processes.append(process)
-        assert process.stdout is not None
-        line = process.stdout.readline()  # blocks until the worker polls (or dies)
-        assert line.strip() == "ready", f"the worker did not start (exit {process.poll()})"
         return process
 
     def stop(self) -> None:
@@ -51,8 +47,6 @@ class Workers:
             if process.poll() is None:
                 process.kill()
             process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
 
 
 def ledger_lines(ledger: Path) -> list[dict[str, Any]]:

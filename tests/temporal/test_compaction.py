@@ -107,6 +107,32 @@ async def test_a_durable_run_asks_the_server_for_its_window_once_as_query_does(
     assert max(tokens(r.messages) for r in model.requests) < 2_000
 
 
+class BrokenReportingModel(ReportingModel):
+    """A model whose server answers the window question with something its provider cannot handle."""
+
+    async def model_profile(self) -> ModelProfile:
+        self.asked += 1
+        raise RuntimeError("garbage from /props")
+
+
+async def test_a_server_that_cannot_say_its_window_does_not_fail_a_durable_run(
+    temporal_server: str, task_queue: str, tmp_path
+) -> None:
+    model = BrokenReportingModel([[tool_call("lookup", {"n": i}, id=f"l{i}")] for i in range(12)] + ["done"])
+    options = AgentOptions(
+        model=model, tools=[lookup], cwd=str(tmp_path), max_turns=40, permission_mode="bypassPermissions",
+        compaction=Compaction(keep_last=4, max_tool_result_chars=100, model=ScriptedModel(["summary"] * 50)),
+    )  # fmt: skip
+    client = await Client.connect(temporal_server)
+    async with worker(client, task_queue, {"long": options}):
+        run = await start_run(client, "look up 12 things", task_queue=task_queue, agent="long")
+        with anyio.fail_after(60):
+            got = [m async for m in run.messages()]
+    assert got[-1].subtype == "success" and got[-1].result == "done"
+    assert model.asked == 1  # asked once, not retried, and the run went on without a window
+    assert not any(isinstance(m, SystemMessage) and m.subtype == "compact_boundary" for m in got)
+
+
 async def test_a_context_overflow_compacts_for_real_and_asks_again(
     temporal_server: str, task_queue: str, tmp_path
 ) -> None:

@@ -76,6 +76,9 @@ _QUICK = RetryPolicy(
 """Session reads and writes, hooks: retried through a store's or a hook's passing trouble, not for a fault
 that would recur (a missing session, a prompt that is not one)."""
 
+_ONCE = RetryPolicy(maximum_attempts=1)
+"""A question whose answer the run can do without: asked once."""
+
 
 @workflow.defn(name=WORKFLOW)
 class AgentWorkflow:
@@ -410,12 +413,15 @@ class AgentWorkflow:
         if self._asked_window or not policy.worth_asking(state.history):
             return self._window
         self._asked_window = True
-        self._window = await workflow.execute_local_activity(
-            _activities.model_window,
-            args=[spec, self._fell_back],
-            start_to_close_timeout=timedelta(minutes=1),
-            retry_policy=_QUICK,
-        )
+        try:
+            self._window = await workflow.execute_local_activity(
+                _activities.model_window,
+                args=[spec, self._fell_back],
+                start_to_close_timeout=timedelta(minutes=1),
+                retry_policy=_ONCE,
+            )
+        except FailureError as exc:  # a server (or provider) that cannot say is no reason to fail the run
+            workflow.logger.warning("the model's context window could not be read: %s", _reason(exc))
         return self._window
 
     def _take_unsaved(self, runtime: Runtime, state: RunState) -> list[dict[str, Any]]:

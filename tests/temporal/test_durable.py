@@ -80,14 +80,26 @@ async def test_a_tool_loop_as_a_workflow_yields_the_messages_of_query(
 
 
 def entry_shape(entries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """A session's entries as what each says: its type, and for a tool call's note, which call and how."""
-    shape: list[tuple[Any, ...]] = []
+    """A session's entries as what each says: its type, and for a tool call's note, which call and how.
+
+    Calls run at once finish in either order, in-process and durably alike: their notes, one group between
+    the assistant message and the results, are compared in call id order.
+    """
+    shape: list[Any] = []
     for entry in entries:
         if entry["type"] == "tool_outcome":
-            shape.append(("tool_outcome", entry["tool_use_id"], entry["tool_name"], entry["permission"]))
+            note = ("tool_outcome", entry["tool_use_id"], entry["tool_name"], entry["permission"])
+            if shape and isinstance(shape[-1], list):
+                shape[-1].append(note)
+            else:
+                shape.append([note])
         else:
             shape.append((entry["type"], entry.get("message", {}).get("subtype")))
-    return shape
+    return [
+        note
+        for item in shape
+        for note in (sorted(item, key=lambda n: n[1]) if isinstance(item, list) else [item])
+    ]
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["default", "unsandboxed-local-turns"])

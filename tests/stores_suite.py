@@ -9,6 +9,7 @@ in a temp directory; the benchmarks start them the same way.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import socket
@@ -44,8 +45,11 @@ __all__ = [
 # -- servers ------------------------------------------------------------------------------------------------
 
 
-def start_ready(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
-    """Start a child that prints ``ready`` on stdout once it serves (a worker), and wait for that line.
+def start_ready(
+    args: list[str], env: dict[str, str], log: Path, timeout: float = 60.0
+) -> subprocess.Popen[str]:
+    """Start a child that prints ``ready`` on stdout once it serves (a worker), and wait for that line (at
+    most ``timeout`` seconds: a child that neither gets ready nor dies is killed).
 
     The rest of its stdout (Temporal's core writes its warnings there) is copied to ``log`` by a thread for
     as long as the child lives: a chatty child must never block on a full pipe nobody reads (a worker did,
@@ -53,7 +57,8 @@ def start_ready(args: list[str], env: dict[str, str], log: Path) -> subprocess.P
     """
     process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=env)
     assert process.stdout is not None
-    line = process.stdout.readline()  # blocks until the child is ready (or dies)
+    waited = select.select([process.stdout], [], [], timeout)[0]
+    line = process.stdout.readline() if waited else ""  # the line, or end of file if the child died
     if line.strip() != "ready":
         process.kill()
         process.wait()
